@@ -1,0 +1,52 @@
+"""fusec: an MLIR-based mini compiler that turns PyTorch models into fused GPU kernels.
+
+    import fusec
+    fn = fusec.compile(model, (x, w, up))    # -> a callable on CUDA tensors
+    y = fn(x, w, up)
+    print(fn.ptx, fn.manifest)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from .diagnostics import FusecError
+from .options import CompileOptions
+
+__all__ = ["compile", "CompiledModel", "CompileOptions", "FusecError", "__version__"]
+__version__ = "0.1.0"
+
+
+class CompiledModel:
+    """The result of `fusec.compile`: PTX, launch manifest, every stage's IR, and a callable."""
+
+    def __init__(self, compilation):
+        self.compilation = compilation
+        self.ptx: str = compilation.ptx
+        self.manifest: dict = compilation.manifest
+        self.stages: dict = compilation.texts
+        self._executable = None
+
+    def __call__(self, *tensors):
+        if self._executable is None:
+            from .runtime.cuda import CudaExecutable
+
+            self._executable = CudaExecutable(self.ptx, self.manifest)
+        return self._executable(*tensors)
+
+
+def compile(model, example_inputs, *, dynamic_shapes=None, **options) -> CompiledModel:
+    """Compile `model` (an nn.Module or a function of tensors) for `example_inputs`' shapes and dtypes.
+
+    Keyword options are the fields of `CompileOptions` (arch, threads_per_block, opt_level, ...).
+    """
+    from .driver import compile_spec
+    from .frontend import ModelSpec, check_spec
+
+    known = {f.name for f in dataclasses.fields(CompileOptions)}
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise FusecError(f"unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+    spec = ModelSpec(model, example_inputs, dynamic_shapes)
+    check_spec(spec)
+    return CompiledModel(compile_spec(spec, CompileOptions(**options)))

@@ -1,0 +1,1 @@
+"""Back ends: from the `nvvm` stage to LLVM IR and PTX (llvmlite's NVPTX target)."""

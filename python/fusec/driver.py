@@ -1,0 +1,108 @@
+"""Runs the stage table: from a model (or an `.mlir` file) to PTX and a launch manifest."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Callable
+
+from .backends.nvptx import compile_to_ptx, translate_to_llvm_ir
+from .diagnostics import FusecError, format_mlir_diagnostics
+from .manifest import extract_manifest
+from .mlir import ir, new_context
+from .options import CompileOptions
+from .pipeline import run_passes
+from .stages import STAGE_NAMES, STAGES, stage_index
+
+__all__ = ["Compilation", "compile_spec", "compile_mlir_file", "detect_stage"]
+
+
+@dataclasses.dataclass
+class Compilation:
+    """Everything one compile produced; `texts[stage]` is the printed IR of each stage reached."""
+
+    options: CompileOptions
+    source_name: str
+    module: object = None  # ir.Module while the stages are MLIR
+    texts: dict = dataclasses.field(default_factory=dict)
+    manifest: dict | None = None
+    llvm_ir: str | None = None
+    ptx: str | None = None
+
+    @property
+    def kernels(self) -> list[str]:
+        return self.manifest["kernels"] if self.manifest else []
+
+
+def _print(module) -> str:
+    return module.operation.get_asm(large_elements_limit=64)
+
+
+def _run(comp: Compilation, start: str, stop: str, on_stage: Callable | None) -> Compilation:
+    for stage in STAGES[stage_index(start) + 1: stage_index(stop) + 1]:
+        if stage.passes is not None:
+            run_passes(comp.module, stage.passes(comp.options), stage=stage.name, source_name=comp.source_name)
+            comp.texts[stage.name] = _print(comp.module)
+            if stage.name == "gpu":
+                comp.manifest = extract_manifest(comp.module, arch=comp.options.arch, source_name=comp.source_name)
+        elif stage.name == "llvm":
+            if comp.manifest is None:
+                comp.manifest = extract_manifest(comp.module, arch=comp.options.arch, source_name=comp.source_name)
+            comp.llvm_ir = comp.texts["llvm"] = translate_to_llvm_ir(comp.module)
+        elif stage.name == "ptx":
+            o = comp.options
+            comp.ptx = comp.texts["ptx"] = compile_to_ptx(comp.llvm_ir, arch=o.arch, features=o.ptx_features,
+                                                          opt_level=o.opt_level)
+        if on_stage:
+            on_stage(stage.name, comp.texts[stage.name])
+    return comp
+
+
+def compile_spec(spec, options: CompileOptions, *, stop: str = "ptx", on_stage: Callable | None = None) -> Compilation:
+    """Compile a frontend.ModelSpec (a model and example inputs) up to `stop`."""
+    from .frontend import import_to_torch_dialect
+
+    module = import_to_torch_dialect(spec, upcast_low_precision=options.upcast_low_precision)
+    comp = Compilation(options, spec.source, module)
+    comp.texts["torch"] = _print(module)
+    if on_stage:
+        on_stage("torch", comp.texts["torch"])
+    return _run(comp, "torch", stop, on_stage)
+
+
+def detect_stage(module) -> str:
+    """The stage an `.mlir` module is at, from the ops it holds."""
+    names = set()
+    module.operation.walk(lambda op: names.add(op.name) or ir.WalkResult.ADVANCE)
+    dialects = {n.split(".", 1)[0] for n in names}
+    if "torch" in dialects:
+        return "torch"
+    if "gpu.module" in names:
+        return "nvvm" if "llvm.func" in names else "gpu"
+    if "scf.parallel" in names or "gpu.launch" in names:
+        return "tiled"
+    return "linalg"
+
+
+def compile_mlir_file(path: str, options: CompileOptions, *, stop: str = "ptx",
+                      on_stage: Callable | None = None) -> Compilation:
+    """Compile an `.mlir` file, starting at the stage it is in."""
+    if not os.path.isfile(path):
+        raise FusecError(f"no such file: {path}")
+    ctx = new_context()
+    try:
+        module = ir.Module.parseFile(path, ctx)
+    except ir.MLIRError as err:
+        lines = format_mlir_diagnostics(err.error_diagnostics, path)
+        raise FusecError(lines[0].split(": error: ", 1)[-1] if lines else str(err),
+                         location=lines[0].split(": error: ", 1)[0] if lines and ": error: " in lines[0] else None,
+                         notes=lines[1:]) from None
+    start = detect_stage(module)
+    if stage_index(stop) < stage_index(start):
+        raise FusecError(f"{path} is already at stage '{start}', past --emit {stop}")
+    comp = Compilation(options, path, module)
+    comp.texts[start] = _print(module)
+    return _run(comp, start, stop, on_stage)
+
+
+assert STAGE_NAMES[-1] == "ptx"

@@ -1,0 +1,162 @@
+"""From a MODEL.py file or a PyTorch model to the `torch` dialect (torch.export + torch-mlir).
+
+MODEL.py convention: a plain Python file that defines
+  model            an nn.Module or a function of tensors
+  example_inputs   a tuple of tensors
+  dynamic_shapes   (optional) as torch.export takes it
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import os
+import sys
+import traceback
+import warnings
+
+import torch
+
+from .diagnostics import FusecError
+
+__all__ = ["ModelSpec", "load_model_file", "import_to_torch_dialect"]
+
+_LOW_PRECISION = (torch.bfloat16, torch.float16)
+
+
+@dataclasses.dataclass
+class ModelSpec:
+    model: object
+    example_inputs: tuple
+    dynamic_shapes: object = None
+    source: str = "<python>"
+
+
+def load_model_file(path: str) -> ModelSpec:
+    """Execute MODEL.py and return what it defines; every failure is one clear FusecError."""
+    if not os.path.isfile(path):
+        raise FusecError(f"no such model file: {path}")
+    with open(path, encoding="utf-8") as f:
+        source = f.read()
+    try:
+        code = compile(source, path, "exec")
+    except SyntaxError as err:
+        raise FusecError(f"syntax error in model file: {err.msg}",
+                         location=f"{path}:{err.lineno}:{err.offset or 1}") from None
+    namespace = {"__name__": "__fusec_model__", "__file__": os.path.abspath(path)}
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    try:
+        exec(code, namespace)
+    except Exception as err:  # the model file's own error: show its message and its line
+        raise FusecError(f"model file raised {type(err).__name__}: {err}",
+                         location=_innermost_location(err, path)) from None
+    finally:
+        sys.path.pop(0)
+    for name in ("model", "example_inputs"):
+        if name not in namespace:
+            raise FusecError(f"model file defines no `{name}` (it must define `model` and `example_inputs`)",
+                             location=f"{path}:1:1")
+    spec = ModelSpec(namespace["model"], namespace["example_inputs"], namespace.get("dynamic_shapes"), path)
+    check_spec(spec)
+    return spec
+
+
+def check_spec(spec: ModelSpec) -> None:
+    where = spec.source
+    if not (isinstance(spec.model, torch.nn.Module) or callable(spec.model)):
+        raise FusecError(f"{where}: `model` must be an nn.Module or a function of tensors, "
+                         f"not {type(spec.model).__name__}")
+    inputs = spec.example_inputs
+    if isinstance(inputs, torch.Tensor):
+        inputs = spec.example_inputs = (inputs,)
+    if not isinstance(inputs, (tuple, list)) or not inputs:
+        raise FusecError(f"{where}: `example_inputs` must be a non-empty tuple of tensors, "
+                         f"not {type(inputs).__name__}")
+    for i, value in enumerate(inputs):
+        if not isinstance(value, torch.Tensor):
+            raise FusecError(f"{where}: example_inputs[{i}] is a {type(value).__name__}, not a tensor")
+    spec.example_inputs = tuple(inputs)
+
+
+def _innermost_location(err: BaseException, path: str) -> str | None:
+    abspath = os.path.abspath(path)
+    frames = [f for f in traceback.extract_tb(err.__traceback__) if os.path.abspath(f.filename) == abspath]
+    return f"{path}:{frames[-1].lineno}:1" if frames else None
+
+
+class _AsModule(torch.nn.Module):
+    """Wraps a plain function so torch.export can take it."""
+
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *args):
+        return self.fn(*args)
+
+
+class _ComputeInFloat32(torch.nn.Module):
+    """Runs `inner` in fp32 and casts outputs back: bf16/fp16 tensors are read and written in their
+    own type (the memory traffic stays half-width) while the arithmetic happens in fp32, as PyTorch's
+    own kernels do for reductions and norms."""
+
+    def __init__(self, inner, output_dtypes):
+        super().__init__()
+        self.inner = inner
+        self.output_dtypes = output_dtypes
+
+    def forward(self, *args):
+        args = [a.float() if a.dtype in _LOW_PRECISION else a for a in args]
+        out = self.inner(*args)
+        outs = out if isinstance(out, (tuple, list)) else (out,)
+        outs = tuple(o.to(d) if o.dtype != d else o for o, d in zip(outs, self.output_dtypes))
+        return outs if isinstance(out, (tuple, list)) else outs[0]
+
+
+def export_program(spec: ModelSpec, *, upcast_low_precision: bool = True):
+    """torch.export the model (optionally wrapped to compute in fp32)."""
+    module = spec.model if isinstance(spec.model, torch.nn.Module) else _AsModule(spec.model)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        return _export(module, spec, upcast_low_precision)
+
+
+def _export(module, spec, upcast_low_precision):
+    try:
+        program = torch.export.export(module, spec.example_inputs, dynamic_shapes=spec.dynamic_shapes)
+        if upcast_low_precision and _uses_low_precision(module, spec.example_inputs):
+            out_dtypes = [n.meta["val"].dtype for n in program.graph.output_node().args[0]]
+            inner = copy.deepcopy(module).float()
+            program = torch.export.export(_ComputeInFloat32(inner, out_dtypes), spec.example_inputs,
+                                          dynamic_shapes=spec.dynamic_shapes)
+    except FusecError:
+        raise
+    except Exception as err:
+        raise FusecError(f"torch.export failed on the model: {type(err).__name__}: {_short(err)}",
+                         location=_innermost_location(err, spec.source) if spec.source.endswith(".py") else None
+                         ) from None
+    return program
+
+
+def _uses_low_precision(module, inputs) -> bool:
+    tensors = list(inputs) + list(module.parameters()) + list(module.buffers())
+    return any(t.dtype in _LOW_PRECISION for t in tensors)
+
+
+def import_to_torch_dialect(spec: ModelSpec, *, upcast_low_precision: bool = True):
+    """torch.export + torch-mlir FX import, lowered to torch-mlir's backend contract (`torch` dialect)."""
+    from torch_mlir import fx
+    from torch_mlir.compiler_utils import TorchMlirCompilerError
+
+    program = export_program(spec, upcast_low_precision=upcast_low_precision)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            return fx.export_and_import(program, output_type="torch", func_name="main")
+    except TorchMlirCompilerError as err:
+        raise FusecError(f"torch-mlir could not import the model: {_short(err)}") from None
+
+
+def _short(err: BaseException, limit: int = 20) -> str:
+    lines = str(err).strip().splitlines()
+    return "\n".join(lines[:limit]) + ("\n..." if len(lines) > limit else "")

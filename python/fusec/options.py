@@ -1,0 +1,43 @@
+"""Compile options: one frozen dataclass, validated on construction, with a stable hash."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import re
+
+from .diagnostics import FusecError
+
+__all__ = ["CompileOptions"]
+
+_ARCH = re.compile(r"^sm_(\d+)a?$")
+
+
+@dataclasses.dataclass(frozen=True)
+class CompileOptions:
+    """Every knob of a compile. Change one with `dataclasses.replace` or keyword arguments."""
+
+    arch: str = "sm_90"  # NVPTX target (compute capability)
+    ptx_features: str = "+ptx80"  # PTX ISA version the module is written for
+    threads_per_block: int = 256  # threads along the innermost parallel dim in the simple mapping
+    opt_level: int = 3  # LLVM optimisation level for the NVPTX back end
+    upcast_low_precision: bool = True  # compute bf16/fp16 models in fp32, as PyTorch's kernels do
+
+    def __post_init__(self):
+        if not _ARCH.match(self.arch):
+            raise FusecError(f"--arch must look like sm_90, not {self.arch!r}")
+        if int(_ARCH.match(self.arch).group(1)) < 70:
+            raise FusecError(f"--arch {self.arch} is older than fusec supports: use sm_70 or newer")
+        if not re.fullmatch(r"(\+ptx\d+)(,\+ptx\d+)*", self.ptx_features):
+            raise FusecError(f"ptx_features must look like +ptx80, not {self.ptx_features!r}")
+        tpb = self.threads_per_block
+        if not (isinstance(tpb, int) and 32 <= tpb <= 1024 and tpb % 32 == 0):
+            raise FusecError(f"threads_per_block must be a multiple of 32 in [32, 1024], not {tpb!r}")
+        if self.opt_level not in (0, 1, 2, 3):
+            raise FusecError(f"opt_level must be 0, 1, 2 or 3, not {self.opt_level!r}")
+
+    def stable_hash(self) -> str:
+        """A hash that is the same across processes and Python versions (for caches)."""
+        text = json.dumps(dataclasses.asdict(self), sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]

@@ -1,0 +1,1 @@
+"""Runtimes that execute a compiled model from its PTX and launch manifest."""

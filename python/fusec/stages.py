@@ -1,0 +1,67 @@
+"""The compiler as an ordered table of stages, each a prefix of the next (Toy's `-emit=`, Triton's
+`stages[...]`). `--emit STAGE` stops after STAGE, `--dump-dir` writes every stage, and an `.mlir`
+input starts at the stage it is in.
+
+| stage  | IR                                   | made by                                             |
+|--------|--------------------------------------|-----------------------------------------------------|
+| torch  | `torch` dialect (backend contract)   | torch.export + torch-mlir FX importer               |
+| linalg | linalg on tensors                    | torch-mlir's torch-backend-to-linalg pipeline       |
+| fused  | fewer, larger linalg ops             | elementwise fusion                                  |
+| tiled  | buffers + scf.parallel mapped to GPU | bufferization, loops, tiling, block/thread mapping  |
+| gpu    | host func + one gpu.module           | launch conversion, kernel outlining, merge          |
+| nvvm   | llvm/nvvm dialects in the gpu.module | convert-gpu-to-nvvm (libdevice calls for math)      |
+| llvm   | LLVM IR text of the kernels          | MLIR's LLVM IR translation                          |
+| ptx    | PTX text                             | llvmlite NVPTX back end, libdevice linked, O3       |
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable
+
+from .options import CompileOptions
+
+__all__ = ["Stage", "STAGES", "STAGE_NAMES", "stage_index"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Stage:
+    name: str
+    summary: str
+    # MLIR stages: the passes (fusec-opt pipeline elements) that take the previous stage to this one.
+    passes: Callable[[CompileOptions], list[str]] | None = None
+
+
+def _bufferize_and_map(o: CompileOptions) -> list[str]:
+    return [
+        "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}",
+        "canonicalize",
+        "func.func(convert-linalg-to-parallel-loops)",
+        f"func.func(scf-parallel-loop-tiling{{parallel-loop-tile-sizes=1,{o.threads_per_block} no-min-max-bounds}})",
+        "func.func(gpu-map-parallel-loops)",
+    ]
+
+
+STAGES: list[Stage] = [
+    Stage("torch", "torch dialect, from torch.export and torch-mlir's FX importer"),
+    Stage("linalg", "linalg on tensors, by torch-mlir's backend pipeline",
+          lambda o: ["torch-backend-to-linalg-on-tensors-backend-pipeline"]),
+    Stage("fused", "elementwise producers fused into their consumers",
+          lambda o: ["func.func(linalg-fuse-elementwise-ops)", "canonicalize", "cse"]),
+    Stage("tiled", "bufferized loops, tiled and mapped to blocks and threads", _bufferize_and_map),
+    Stage("gpu", "host function launching kernels of one gpu.module",
+          lambda o: ["func.func(convert-parallel-loops-to-gpu)", "lower-affine", "canonicalize",
+                     "gpu-launch-sink-index-computations", "gpu-kernel-outlining",
+                     "fusec-merge-gpu-modules", "canonicalize", "cse"]),
+    Stage("nvvm", "kernels in the llvm and nvvm dialects",
+          lambda o: ["gpu.module(math-expand-ops, convert-scf-to-cf, "
+                     "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1}, canonicalize, cse)",
+                     "reconcile-unrealized-casts"]),
+    Stage("llvm", "LLVM IR of the kernels"),
+    Stage("ptx", "PTX of every kernel in one module"),
+]
+STAGE_NAMES = [s.name for s in STAGES]
+
+
+def stage_index(name: str) -> int:
+    return STAGE_NAMES.index(name)
