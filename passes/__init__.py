@@ -12,7 +12,7 @@ import inspect
 from types import ModuleType
 from typing import Callable
 
-from . import merge_gpu_modules
+from . import hoist_parallel_dims, merge_gpu_modules
 
 __all__ = ["PassInfo", "REGISTRY", "lookup"]
 
@@ -29,7 +29,7 @@ def _info(module: ModuleType) -> PassInfo:
     return PassInfo(module.FLAG, module.SUMMARY, inspect.cleandoc(module.__doc__ or ""), module.run)
 
 
-REGISTRY: dict[str, PassInfo] = {info.flag: info for info in map(_info, [merge_gpu_modules])}
+REGISTRY: dict[str, PassInfo] = {info.flag: info for info in map(_info, [hoist_parallel_dims, merge_gpu_modules])}
 
 
 def lookup(flag: str) -> PassInfo | None:

@@ -20,8 +20,10 @@ __version__ = "0.1.0"
 class CompiledModel:
     """The result of `fusec.compile`: PTX, launch manifest, every stage's IR, and a callable."""
 
-    def __init__(self, compilation):
+    def __init__(self, compilation, parameters=()):
         self.compilation = compilation
+        self._parameters = [t for _, t in parameters]  # the model's weights, passed after the inputs
+        self._device_parameters = None
         self.ptx: str = compilation.ptx
         self.manifest: dict = compilation.manifest
         self.stages: dict = compilation.texts
@@ -32,7 +34,8 @@ class CompiledModel:
             from .runtime.cuda import CudaExecutable
 
             self._executable = CudaExecutable(self.ptx, self.manifest)
-        return self._executable(*tensors)
+            self._device_parameters = [t.to(self._executable.device) for t in self._parameters]
+        return self._executable(*tensors, *self._device_parameters)
 
 
 def compile(model, example_inputs, *, dynamic_shapes=None, **options) -> CompiledModel:
@@ -49,4 +52,4 @@ def compile(model, example_inputs, *, dynamic_shapes=None, **options) -> Compile
         raise FusecError(f"unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
     spec = ModelSpec(model, example_inputs, dynamic_shapes)
     check_spec(spec)
-    return CompiledModel(compile_spec(spec, CompileOptions(**options)))
+    return CompiledModel(compile_spec(spec, CompileOptions(**options)), spec.parameters)

@@ -28,6 +28,7 @@ class Compilation:
     manifest: dict | None = None
     llvm_ir: str | None = None
     ptx: str | None = None
+    parameters: list = dataclasses.field(default_factory=list)  # names of the trailing state inputs
 
     @property
     def kernels(self) -> list[str]:
@@ -44,10 +45,10 @@ def _run(comp: Compilation, start: str, stop: str, on_stage: Callable | None) ->
             run_passes(comp.module, stage.passes(comp.options), stage=stage.name, source_name=comp.source_name)
             comp.texts[stage.name] = _print(comp.module)
             if stage.name == "gpu":
-                comp.manifest = extract_manifest(comp.module, arch=comp.options.arch, source_name=comp.source_name)
+                _extract_manifest(comp)
         elif stage.name == "llvm":
             if comp.manifest is None:
-                comp.manifest = extract_manifest(comp.module, arch=comp.options.arch, source_name=comp.source_name)
+                _extract_manifest(comp)
             comp.llvm_ir = comp.texts["llvm"] = translate_to_llvm_ir(comp.module)
         elif stage.name == "ptx":
             o = comp.options
@@ -58,12 +59,20 @@ def _run(comp: Compilation, start: str, stop: str, on_stage: Callable | None) ->
     return comp
 
 
+def _extract_manifest(comp: Compilation) -> None:
+    manifest = extract_manifest(comp.module, arch=comp.options.arch, source_name=comp.source_name)
+    n_user = len(manifest["inputs"]) - len(comp.parameters)
+    for spec, name in zip(manifest["inputs"][n_user:], comp.parameters):
+        spec.update(role="parameter", parameter=name)
+    comp.manifest = manifest
+
+
 def compile_spec(spec, options: CompileOptions, *, stop: str = "ptx", on_stage: Callable | None = None) -> Compilation:
     """Compile a frontend.ModelSpec (a model and example inputs) up to `stop`."""
     from .frontend import import_to_torch_dialect
 
     module = import_to_torch_dialect(spec, upcast_low_precision=options.upcast_low_precision)
-    comp = Compilation(options, spec.source, module)
+    comp = Compilation(options, spec.source, module, parameters=[n for n, _ in spec.parameters])
     comp.texts["torch"] = _print(module)
     if on_stage:
         on_stage("torch", comp.texts["torch"])

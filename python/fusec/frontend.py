@@ -30,6 +30,8 @@ class ModelSpec:
     example_inputs: tuple
     dynamic_shapes: object = None
     source: str = "<python>"
+    # (name, tensor) of the model's parameters and buffers, passed after the inputs; set on export
+    parameters: list = dataclasses.field(default_factory=list)
 
 
 def load_model_file(path: str) -> ModelSpec:
@@ -113,22 +115,67 @@ class _ComputeInFloat32(torch.nn.Module):
         return outs if isinstance(out, (tuple, list)) else outs[0]
 
 
+class _StateAsInputs(torch.nn.Module):
+    """Calls `inner` with its parameters and buffers taken from trailing arguments.
+
+    Weights then reach the kernels as buffers passed at launch (as in any inference runtime), not as
+    constants frozen into the compiled program: the manifest lists them as inputs with role
+    "parameter" and their names, and the runtime passes the model's own tensors."""
+
+    def __init__(self, inner, names, n_user):
+        super().__init__()
+        self.inner, self.names, self.n_user = inner, names, n_user
+
+    def forward(self, *args):
+        state = dict(zip(self.names, args[self.n_user:]))
+        return torch.func.functional_call(self.inner, state, tuple(args[:self.n_user]))
+
+
+def model_state(module) -> list[tuple[str, torch.Tensor]]:
+    """The parameters and buffers of `module` (an nn.Module), each once, in a stable order."""
+    seen, state = set(), []
+    for name, t in list(module.named_parameters()) + list(module.named_buffers()):
+        if id(t) not in seen:
+            seen.add(id(t))
+            state.append((name, t.detach()))
+    return state
+
+
 def export_program(spec: ModelSpec, *, upcast_low_precision: bool = True):
-    """torch.export the model (optionally wrapped to compute in fp32)."""
+    """torch.export the model with its state as trailing inputs (optionally computing in fp32).
+
+    Sets `spec.parameters` to the (name, tensor) list that follows the user's inputs."""
     module = spec.model if isinstance(spec.model, torch.nn.Module) else _AsModule(spec.model)
+    spec.parameters = model_state(module)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
         return _export(module, spec, upcast_low_precision)
 
 
+def _positional_dynamic_shapes(module, spec):
+    dyn = spec.dynamic_shapes
+    n_state = len(spec.parameters)
+    if dyn is None:
+        return None
+    if isinstance(dyn, dict):
+        import inspect
+
+        names = list(inspect.signature(module.forward).parameters)
+        dyn = [dyn.get(name) for name in names[:len(spec.example_inputs)]]
+    return (*dyn, *([None] * n_state))
+
+
 def _export(module, spec, upcast_low_precision):
+    names = [n for n, _ in spec.parameters]
+    wrapped = _StateAsInputs(module, names, len(spec.example_inputs))
+    args = (*spec.example_inputs, *(t for _, t in spec.parameters))
+    dynamic_shapes = _positional_dynamic_shapes(module, spec)
     try:
-        program = torch.export.export(module, spec.example_inputs, dynamic_shapes=spec.dynamic_shapes)
-        if upcast_low_precision and _uses_low_precision(module, spec.example_inputs):
+        program = torch.export.export(wrapped, args, dynamic_shapes=dynamic_shapes)
+        if upcast_low_precision and any(t.dtype in _LOW_PRECISION for t in args):
             out_dtypes = [n.meta["val"].dtype for n in program.graph.output_node().args[0]]
-            inner = copy.deepcopy(module).float()
-            program = torch.export.export(_ComputeInFloat32(inner, out_dtypes), spec.example_inputs,
-                                          dynamic_shapes=spec.dynamic_shapes)
+            program = torch.export.export(_ComputeInFloat32(wrapped, out_dtypes), args,
+                                          dynamic_shapes=dynamic_shapes)
     except FusecError:
         raise
     except Exception as err:
@@ -136,11 +183,6 @@ def _export(module, spec, upcast_low_precision):
                          location=_innermost_location(err, spec.source) if spec.source.endswith(".py") else None
                          ) from None
     return program
-
-
-def _uses_low_precision(module, inputs) -> bool:
-    tensors = list(inputs) + list(module.parameters()) + list(module.buffers())
-    return any(t.dtype in _LOW_PRECISION for t in tensors)
 
 
 def import_to_torch_dialect(spec: ModelSpec, *, upcast_low_precision: bool = True):

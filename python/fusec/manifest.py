@@ -67,7 +67,7 @@ def extract_manifest(module, *, ptx_file: str | None = None, arch: str = "sm_90"
     for i, arg in enumerate(block.arguments):
         shape, dtype = _memref_info(arg, where(func))
         bname = f"arg{i}"
-        inputs.append({"name": bname, "shape": shape, "dtype": dtype})
+        inputs.append({"name": bname, "shape": shape, "dtype": dtype, "role": "input"})
         values[arg] = ("buffer", bname)
 
     launches, steps, outputs = [], [], []

@@ -47,7 +47,7 @@ STAGES: list[Stage] = [
     Stage("linalg", "linalg on tensors, by torch-mlir's backend pipeline",
           lambda o: ["torch-backend-to-linalg-on-tensors-backend-pipeline"]),
     Stage("fused", "elementwise producers fused into their consumers",
-          lambda o: ["func.func(linalg-fuse-elementwise-ops)", "canonicalize", "cse"]),
+          lambda o: ["func.func(linalg-fuse-elementwise-ops)", "canonicalize", "cse", "fusec-hoist-parallel-dims"]),
     Stage("tiled", "bufferized loops, tiled and mapped to blocks and threads", _bufferize_and_map),
     Stage("gpu", "host function launching kernels of one gpu.module",
           lambda o: ["func.func(convert-parallel-loops-to-gpu)", "lower-affine", "canonicalize",

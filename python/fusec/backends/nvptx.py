@@ -35,17 +35,49 @@ def translate_to_llvm_ir(module) -> str:
 
 
 _HEX_F32 = re.compile(r"\bf0x([0-9A-Fa-f]{8})\b")
+# A decimal, inf or nan literal that is a whole token (not part of a name, flag or hex literal).
+_DECIMAL = re.compile(r"(?<![\w.%@\"$-])([-+]?(?:\d+\.\d*(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+|inf|nan))(?![\w.])")
+_FP_TYPE = re.compile(r"\b(half|bfloat|float|double)\b")
+
+
+def _as_double_hex(value: float) -> str:
+    return "0x%016X" % struct.unpack("<Q", struct.pack("<d", value))[0]
+
+
+def _round_to_f32(value: float) -> float:
+    return struct.unpack("<f", struct.pack("<f", value))[0]
 
 
 def _portable_float_literals(text: str) -> str:
-    """Newer LLVM prints some float constants as raw bits (`f0x358637BD`), which LLVM 22 cannot parse;
-    rewrite them in the classic form, the 64-bit hex of the same value as a double."""
+    """Make the LLVM IR that torch-mlir's (newer) LLVM prints readable by llvmlite's LLVM 22.
+
+    Newer LLVM prints float constants as raw bits (`f0x358637BD`), as the shortest decimal that
+    round-trips in the constant's own type (`4.471500e-02` for a float), or as `-inf`/`nan`; LLVM 22
+    accepts none of these for a `float`. Rewrite each float constant in the form every LLVM reads:
+    the 64-bit hex of the same value as a double. A literal's type is the nearest FP type named
+    before it on its line (`fmul float %a, 4.471500e-02`, `store float -inf, ptr %p`).
+    """
+    text = _HEX_F32.sub(lambda m: _as_double_hex(struct.unpack("<f", struct.pack("<I", int(m.group(1), 16)))[0]),
+                        text)
+    return "\n".join(_rewrite_line(line) for line in text.split("\n"))
+
+
+def _rewrite_line(line: str) -> str:
+    if line.lstrip().startswith((";", "!", "source_filename", "target ", "attributes")):
+        return line
+    types = [(m.start(), m.group(1)) for m in _FP_TYPE.finditer(line)]
+    if not types:
+        return line
 
     def repl(match):
-        value = struct.unpack("<f", struct.pack("<I", int(match.group(1), 16)))[0]
-        return "0x%016X" % struct.unpack("<Q", struct.pack("<d", value))[0]
+        preceding = [t for pos, t in types if pos < match.start()]
+        if not preceding or preceding[-1] != "float":
+            return match.group(0)
+        token = match.group(1).lstrip("+")
+        value = float(token)
+        return _as_double_hex(value if token.lstrip("-") in ("inf", "nan") else _round_to_f32(value))
 
-    return _HEX_F32.sub(repl, text)
+    return _DECIMAL.sub(repl, line)
 
 
 def _init_llvm():

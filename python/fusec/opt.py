@@ -1,0 +1,207 @@
+"""`fusec-opt`: mlir-opt for fusec. Upstream passes and fusec's Python passes in one pipeline.
+
+    fusec-opt in.mlir --canonicalize --fusec-merge-gpu-modules
+    fusec-opt in.mlir --pass-pipeline='builtin.module(func.func(linalg-fuse-elementwise-ops))'
+    fusec-opt in.mlir --split-input-file --mlir-print-ir-after-all
+
+Pass flags run in the order given. `--NAME=OPTIONS` passes options (`--canonicalize=max-iterations=3`).
+Textual `--pass-pipeline` strings cannot name Python passes (an MLIR limit), so fusec-opt builds the
+PassManager itself from the flags, in order.
+"""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+import traceback
+
+from .diagnostics import FusecError, format_mlir_diagnostics
+
+SPLIT_MARKER = "// -----"
+_OWN_FLAGS = {"--split-input-file", "--mlir-print-ir-after-all", "--mlir-print-debuginfo", "--debug",
+              "--help", "-h", "--help-passes"}
+
+
+def _usage() -> str:
+    from fusec.passes import REGISTRY
+
+    rows = "\n".join(f"  --{p.flag:<32} {p.summary}" for p in REGISTRY.values())
+    return textwrap.dedent(f"""\
+        usage: fusec-opt [FILE.mlir | -] [options] [--PASS[=OPTIONS] ...]
+
+        Parse FILE (or standard input), run the passes given, in order, and print the result.
+
+        options:
+          -o FILE                     write the output to FILE (default: standard output)
+          --pass-pipeline=PIPELINE    a textual pipeline of upstream passes, e.g.
+                                      'builtin.module(func.func(linalg-fuse-elementwise-ops))'
+          --PASS[=OPTIONS]            any upstream MLIR pass (--canonicalize, --cse,
+                                      --convert-gpu-to-nvvm=use-bare-ptr-memref-call-conv=1, ...)
+                                      or a fusec pass below
+          --split-input-file          split the input at '{SPLIT_MARKER}' lines and process each part
+          --mlir-print-ir-after-all   print the IR after every pass (to standard error)
+          --mlir-print-debuginfo      print locations in the output
+          --help-passes               print the full description of every fusec pass
+          --debug                     show Python tracebacks for internal errors
+
+        fusec passes:
+        {rows.strip()}
+        """)
+
+
+def _pass_descriptions() -> str:
+    from fusec.passes import REGISTRY
+
+    return "\n\n".join(f"--{p.flag}: {p.summary}\n\n{textwrap.indent(p.description, '    ')}"
+                       for p in REGISTRY.values()) + "\n"
+
+
+def parse_args(argv: list[str]):
+    """Returns (input path, output path, pass elements in order, flags)."""
+    from fusec.passes import lookup
+
+    path, output, elements, flags = None, None, [], set()
+    it = iter(argv)
+    for arg in it:
+        if arg in _OWN_FLAGS:
+            flags.add(arg)
+        elif arg == "-o":
+            output = next(it, None)
+            if output is None:
+                raise FusecError("-o needs a file name")
+        elif arg.startswith("--pass-pipeline="):
+            elements += _split_pipeline(arg[len("--pass-pipeline="):])
+        elif arg.startswith("-") and arg != "-":
+            name, _, opts = arg.lstrip("-").partition("=")
+            if lookup(name):
+                if opts:
+                    raise FusecError(f"--{name} takes no options")
+                elements.append(name)
+            else:
+                elements.append(f"{name}{{{opts}}}" if opts else name)
+        elif path is None:
+            path = arg
+        else:
+            raise FusecError(f"unexpected argument '{arg}' (one input file only)")
+    return path or "-", output, elements, flags
+
+
+def _split_pipeline(text: str) -> list[str]:
+    """'builtin.module(a, func.func(b))' -> ['a', 'func.func(b)'] relative to the module."""
+    text = text.strip()
+    if text.startswith("builtin.module(") and text.endswith(")"):
+        text = text[len("builtin.module("):-1]
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        if ch in "({":
+            depth += 1
+        elif ch in ")}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if depth != 0:
+        raise FusecError(f"unbalanced brackets in --pass-pipeline '{text}'")
+    return [p for p in parts + [cur.strip()] if p]
+
+
+def _chunks(text: str, split: bool):
+    """(first line number, text) for each part; parts keep their line numbers in diagnostics."""
+    if not split:
+        return [text]
+    chunks, line, current = [], 0, []
+    start = 0
+    for i, raw in enumerate(text.splitlines(keepends=True)):
+        if raw.strip() == SPLIT_MARKER:
+            chunks.append("\n" * start + "".join(current))
+            current, start = [], i + 1
+        else:
+            current.append(raw)
+    chunks.append("\n" * start + "".join(current))
+    return chunks
+
+
+def process(text: str, source_name: str, elements: list[str], flags: set[str]) -> tuple[list[str], list[str]]:
+    """Returns (outputs, error lines) over all parts of the input."""
+    from .mlir import ir, new_context
+    from .pipeline import build_pass_manager
+
+    outputs, errors = [], []
+    # Validate the pipeline once before touching any input.
+    build_pass_manager(elements, new_context())
+    for chunk in _chunks(text, "--split-input-file" in flags):
+        ctx = new_context()
+        captured = []
+        handler = ctx.attach_diagnostic_handler(lambda d: captured.append(_copy(d)) or True)
+        try:
+            module = ir.Module.parse(chunk, ctx)
+            pm = build_pass_manager(elements, ctx, print_ir_after_all="--mlir-print-ir-after-all" in flags)
+            pm.run(module.operation)
+            outputs.append(module.operation.get_asm(enable_debug_info="--mlir-print-debuginfo" in flags))
+        except ir.MLIRError as err:
+            diags = list(err.error_diagnostics) or [d for d in captured if "ERROR" in str(d.severity)]
+            errors += format_mlir_diagnostics(diags, source_name) or [f"{source_name}: error: {err}"]
+        finally:
+            handler.detach()
+    return outputs, errors
+
+
+class _Diag:
+    def __init__(self, d):
+        self.severity, self.location, self.message = d.severity, d.location, d.message
+        self.notes = [_Diag(n) for n in d.notes]
+
+
+def _copy(d):
+    return _Diag(d)
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    debug = "--debug" in argv
+    try:
+        path, output, elements, flags = parse_args(argv)
+        if flags & {"--help", "-h"}:
+            print(_usage(), end="")
+            return 0
+        if "--help-passes" in flags:
+            print(_pass_descriptions(), end="")
+            return 0
+        if path == "-":
+            text, source_name = sys.stdin.read(), "<stdin>"
+        else:
+            try:
+                with open(path, encoding="utf-8") as f:
+                    text = f.read()
+            except OSError as err:
+                raise FusecError(f"cannot read {path}: {err.strerror}") from None
+            source_name = path
+        outputs, errors = process(text, source_name, elements, flags)
+        result = f"\n{SPLIT_MARKER}\n".join(o.rstrip("\n") for o in outputs) + ("\n" if outputs else "")
+        if output:
+            from .outputs import write_files_atomically
+
+            if not errors:
+                write_files_atomically({output: result})
+        else:
+            sys.stdout.write(result)
+        for line in errors:
+            print(line, file=sys.stderr)
+        return 1 if errors else 0
+    except FusecError as err:
+        if debug:
+            traceback.print_exc()
+        print(f"fusec-opt: {err}" if err.location is None else str(err), file=sys.stderr)
+        return 1
+    except Exception as err:
+        if debug:
+            raise
+        print(f"fusec-opt: internal error: {type(err).__name__}: {err}\n"
+              "note: this is a bug in fusec; rerun with --debug for the traceback", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,121 @@
+"""`fusec run MODEL.py`: compile, launch on the GPU, compare with PyTorch eager, time the kernels.
+
+The model runs on its `example_inputs` and on fresh random inputs of the same shapes and dtypes.
+Tolerance: max abs error <= 1e-5 x max|ref| in fp32, 1e-2 x max|ref| in bf16/fp16.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import statistics
+
+from .diagnostics import FusecError
+
+_TOLERANCE = {"float32": 1e-5, "float64": 1e-5, "bfloat16": 1e-2, "float16": 1e-2}
+
+
+def _parser():
+    from .cli import _add_common
+
+    p = argparse.ArgumentParser(prog="fusec run", description=__doc__.split("\n\n")[0])
+    p.add_argument("input", metavar="MODEL.py")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default: 0)")
+    p.add_argument("--repeat", type=int, default=100, help="timed runs (default: 100)")
+    _add_common(p)
+    return p
+
+
+def random_like(t, generator):
+    import torch
+
+    if t.dtype.is_floating_point:
+        return torch.randn(t.shape, generator=generator, dtype=torch.float32).to(t.dtype)
+    if t.dtype == torch.bool:
+        return torch.rand(t.shape, generator=generator) > 0.5
+    return torch.randint(-8, 8, t.shape, generator=generator, dtype=t.dtype)
+
+
+def compare(out, ref) -> tuple[float, float, float]:
+    """(max abs error, max|ref|, tolerance as abs error); NaNs must agree in position."""
+    import torch
+
+    out32, ref32 = out.float(), ref.float()
+    nan_out, nan_ref = torch.isnan(out32), torch.isnan(ref32)
+    if not torch.equal(nan_out, nan_ref):
+        return float("inf"), 0.0, 0.0
+    finite = ~nan_ref
+    diff = (out32 - ref32).abs()[finite]
+    max_abs = float(diff.max()) if diff.numel() else 0.0
+    scale = float(ref32[finite].abs().max()) if diff.numel() else 0.0
+    tol = _TOLERANCE.get(str(ref.dtype)[6:], 0.0) * max(scale, 1e-30)
+    return max_abs, scale, tol
+
+
+def _eager(model, inputs):
+    import torch
+
+    model = copy.deepcopy(model).to(inputs[0].device) if isinstance(model, torch.nn.Module) else model
+    with torch.no_grad():
+        out = model(*inputs)
+    return out if isinstance(out, (tuple, list)) else (out,)
+
+
+def _time_us(fn, inputs, repeat: int) -> float:
+    import torch
+
+    for _ in range(3):
+        fn(*inputs)
+    times = []
+    for _ in range(repeat):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn(*inputs)
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) * 1000.0)
+    return statistics.median(times)
+
+
+def cmd_run(argv) -> int:
+    import torch
+
+    args = _parser().parse_args(argv)
+    from .runtime.cuda import CudaExecutable, cuda_available
+
+    if not cuda_available():
+        raise FusecError("fusec run needs a CUDA GPU and none is available on this machine")
+    from .driver import compile_spec
+    from .cli import _options
+    from .frontend import load_model_file
+
+    spec = load_model_file(args.input)
+    comp = compile_spec(spec, _options(args))
+    exe = CudaExecutable(comp.ptx, comp.manifest)
+    device = exe.device
+    name = torch.cuda.get_device_name(device)
+    print(f"fusec run: {args.input} on {name} ({args.arch}): {len(comp.kernels)} kernels")
+    gen = torch.Generator().manual_seed(args.seed)
+    cases = [("example inputs", spec.example_inputs),
+             ("random inputs", tuple(random_like(t, gen) for t in spec.example_inputs))]
+    ok = True
+    params = [t.to(device) for _, t in spec.parameters]
+    for label, host_inputs in cases:
+        inputs = tuple(t.to(device) for t in host_inputs)
+        outs = exe(*inputs, *params)
+        outs = outs if isinstance(outs, tuple) else (outs,)
+        refs = _eager(spec.model, inputs)
+        if len(outs) != len(refs):
+            raise FusecError(f"fusec returned {len(outs)} outputs, eager {len(refs)}")
+        for i, (o, r) in enumerate(zip(outs, refs)):
+            max_abs, scale, tol = compare(o, r)
+            good = max_abs <= tol
+            ok &= good
+            rel = max_abs / scale if scale else max_abs
+            print(f"  {label:<15} output {i} {str(r.dtype)[6:]}{list(r.shape)}: max abs err {max_abs:.3e}, "
+                  f"max rel err {rel:.3e} (max|ref| {scale:.3e}, tolerance {tol:.3e}) {'ok' if good else 'MISMATCH'}")
+    inputs = tuple(t.to(device) for t in spec.example_inputs) + tuple(params)
+    us = _time_us(exe, inputs, args.repeat)
+    print(f"  time: {us:.1f} us per call (median of {args.repeat}, CUDA events, {len(comp.manifest['steps'])} steps)")
+    print("PASS" if ok else "FAIL")
+    return 0 if ok else 1
