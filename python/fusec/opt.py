@@ -26,7 +26,7 @@ def _usage() -> str:
     from fusec.passes import REGISTRY
 
     rows = "\n".join(f"  --{p.flag:<32} {p.summary}" for p in REGISTRY.values())
-    return textwrap.dedent(f"""\
+    return textwrap.dedent("""\
         usage: fusec-opt [FILE.mlir | -] [options] [--PASS[=OPTIONS] ...]
 
         Parse FILE (or standard input), run the passes given, in order, and print the result.
@@ -38,15 +38,14 @@ def _usage() -> str:
           --PASS[=OPTIONS]            any upstream MLIR pass (--canonicalize, --cse,
                                       --convert-gpu-to-nvvm=use-bare-ptr-memref-call-conv=1, ...)
                                       or a fusec pass below
-          --split-input-file          split the input at '{SPLIT_MARKER}' lines and process each part
+          --split-input-file          split the input at '{marker}' lines and process each part
           --mlir-print-ir-after-all   print the IR after every pass (to standard error)
           --mlir-print-debuginfo      print locations in the output
           --help-passes               print the full description of every fusec pass
           --debug                     show Python tracebacks for internal errors
 
         fusec passes:
-        {rows.strip()}
-        """)
+        """).format(marker=SPLIT_MARKER) + rows + "\n"
 
 
 def _pass_descriptions() -> str:

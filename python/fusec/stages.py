@@ -54,7 +54,7 @@ STAGES: list[Stage] = [
                      "gpu-launch-sink-index-computations", "gpu-kernel-outlining",
                      "fusec-merge-gpu-modules", "canonicalize", "cse"]),
     Stage("nvvm", "kernels in the llvm and nvvm dialects",
-          lambda o: ["gpu.module(math-expand-ops, convert-scf-to-cf, "
+          lambda o: ["gpu.module(math-expand-ops{ops=fpowi}, convert-scf-to-cf, "
                      "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1}, canonicalize, cse)",
                      "reconcile-unrealized-casts"]),
     Stage("llvm", "LLVM IR of the kernels"),
