@@ -7,6 +7,7 @@ traceback is shown only with `--debug`.
 
 from __future__ import annotations
 
+import os
 import re
 
 __all__ = ["FusecError", "format_mlir_diagnostics", "location_to_text"]
@@ -38,8 +39,8 @@ def location_to_text(location, source_name: str | None = None) -> str | None:
     if not match:
         return None
     file = match["file"]
-    if file == "-" and source_name:
-        file = source_name
+    if source_name and (file == "-" or os.path.abspath(file) == os.path.abspath(source_name)):
+        file = source_name  # the path as the user wrote it
     return f"{file}:{match['line']}:{match['col']}"
 
 

@@ -7,7 +7,7 @@ import os
 from typing import Callable
 
 from .backends.nvptx import compile_to_ptx, translate_to_llvm_ir
-from .diagnostics import FusecError, format_mlir_diagnostics
+from .diagnostics import FusecError, format_mlir_diagnostics, location_to_text
 from .manifest import extract_manifest
 from .mlir import ir, new_context
 from .options import CompileOptions
@@ -29,6 +29,7 @@ class Compilation:
     llvm_ir: str | None = None
     ptx: str | None = None
     parameters: list = dataclasses.field(default_factory=list)  # names of the trailing state inputs
+    aten_ops_at: dict = dataclasses.field(default_factory=dict)  # "file:line:col" -> ATen op names
 
     @property
     def kernels(self) -> list[str]:
@@ -44,6 +45,8 @@ def _run(comp: Compilation, start: str, stop: str, on_stage: Callable | None) ->
         if stage.passes is not None:
             run_passes(comp.module, stage.passes(comp.options), stage=stage.name, source_name=comp.source_name)
             comp.texts[stage.name] = _print(comp.module)
+            if stage.name == "linalg":
+                check_supported(comp)
             if stage.name == "gpu":
                 _extract_manifest(comp)
         elif stage.name == "llvm":
@@ -57,6 +60,44 @@ def _run(comp: Compilation, start: str, stop: str, on_stage: Callable | None) ->
         if on_stage:
             on_stage(stage.name, comp.texts[stage.name])
     return comp
+
+
+# Dialects the linalg stage may hold; anything else is an op fusec has no lowering for.
+_LINALG_DIALECTS = {"builtin", "func", "linalg", "tensor", "arith", "math", "affine", "bufferization"}
+
+
+def check_supported(comp: Compilation) -> None:
+    """After the linalg stage: name the first op fusec cannot compile, its source line and the
+    ATen op(s) it came from (from the torch stage, matched by location)."""
+    def supported(op) -> bool:
+        return op.name.split(".", 1)[0] in _LINALG_DIALECTS
+
+    bad = []  # outermost unsupported ops (not the ops nested in their regions)
+    comp.module.operation.walk(
+        lambda op: (bad.append(op) if not supported(op) and supported(op.parent) else None)
+        or ir.WalkResult.ADVANCE)
+    if not bad:
+        return
+    op = bad[0]
+    where = location_to_text(op.location, comp.source_name)
+    origin = comp.aten_ops_at.get(where, [])
+    source = f"aten.{', aten.'.join(origin)}" if origin else "a torch op"
+    raise FusecError(f"fusec cannot compile {source}: it lowers to '{op.name}', which fusec has no "
+                     "GPU lowering for", location=where)
+
+
+def _aten_ops_by_location(module, source_name) -> dict:
+    found = {}
+
+    def visit(op):
+        if op.name.startswith("torch.aten."):
+            where = location_to_text(op.location, source_name)
+            if where:
+                found.setdefault(where, []).append(op.name[len("torch.aten."):])
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    return found
 
 
 def _extract_manifest(comp: Compilation) -> None:
@@ -74,6 +115,7 @@ def compile_spec(spec, options: CompileOptions, *, stop: str = "ptx", on_stage: 
     module = import_to_torch_dialect(spec, upcast_low_precision=options.upcast_low_precision)
     comp = Compilation(options, spec.source, module, parameters=[n for n, _ in spec.parameters])
     comp.texts["torch"] = _print(module)
+    comp.aten_ops_at = _aten_ops_by_location(module, spec.source)
     if on_stage:
         on_stage("torch", comp.texts["torch"])
     return _run(comp, "torch", stop, on_stage)

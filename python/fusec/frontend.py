@@ -13,6 +13,7 @@ import dataclasses
 import os
 import sys
 import traceback
+import types
 import warnings
 
 import torch
@@ -41,11 +42,15 @@ def load_model_file(path: str) -> ModelSpec:
     with open(path, encoding="utf-8") as f:
         source = f.read()
     try:
-        code = compile(source, path, "exec")
+        code = compile(source, os.path.abspath(path), "exec")
     except SyntaxError as err:
         raise FusecError(f"syntax error in model file: {err.msg}",
                          location=f"{path}:{err.lineno}:{err.offset or 1}") from None
-    namespace = {"__name__": "__fusec_model__", "__file__": os.path.abspath(path)}
+    # A real module, so torch.export's tracer (dynamo) can find the model's globals by module name.
+    module = types.ModuleType(f"fusec_model_{abs(hash(os.path.abspath(path))):x}")
+    module.__file__ = os.path.abspath(path)
+    namespace = module.__dict__
+    sys.modules[module.__name__] = module
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
     try:
         exec(code, namespace)
@@ -162,7 +167,7 @@ def _positional_dynamic_shapes(module, spec):
 
         names = list(inspect.signature(module.forward).parameters)
         dyn = [dyn.get(name) for name in names[:len(spec.example_inputs)]]
-    return (*dyn, *([None] * n_state))
+    return ((*dyn, *([None] * n_state)),)  # one entry: the wrapper's *args
 
 
 def _export(module, spec, upcast_low_precision):
@@ -171,11 +176,11 @@ def _export(module, spec, upcast_low_precision):
     args = (*spec.example_inputs, *(t for _, t in spec.parameters))
     dynamic_shapes = _positional_dynamic_shapes(module, spec)
     try:
-        program = torch.export.export(wrapped, args, dynamic_shapes=dynamic_shapes)
         if upcast_low_precision and any(t.dtype in _LOW_PRECISION for t in args):
-            out_dtypes = [n.meta["val"].dtype for n in program.graph.output_node().args[0]]
-            program = torch.export.export(_ComputeInFloat32(wrapped, out_dtypes), args,
-                                          dynamic_shapes=dynamic_shapes)
+            plain = torch.export.export(wrapped, args, dynamic_shapes=dynamic_shapes)
+            out_dtypes = [n.meta["val"].dtype for n in plain.graph.output_node().args[0]]
+            wrapped = _ComputeInFloat32(wrapped, out_dtypes)
+        program = _export_with_locations(wrapped, args, dynamic_shapes)
     except FusecError:
         raise
     except Exception as err:
@@ -183,6 +188,15 @@ def _export(module, spec, upcast_low_precision):
                          location=_innermost_location(err, spec.source) if spec.source.endswith(".py") else None
                          ) from None
     return program
+
+
+def _export_with_locations(module, args, dynamic_shapes):
+    """Strict (dynamo) export records the user's own frames, so every op keeps its MODEL.py line;
+    models dynamo cannot trace fall back to non-strict export (locations then stop at the wrapper)."""
+    try:
+        return torch.export.export(module, args, dynamic_shapes=dynamic_shapes, strict=True)
+    except Exception:
+        return torch.export.export(module, args, dynamic_shapes=dynamic_shapes, strict=False)
 
 
 def import_to_torch_dialect(spec: ModelSpec, *, upcast_low_precision: bool = True):

@@ -27,7 +27,8 @@ _VIEW_OPS = ("memref.expand_shape", "memref.collapse_shape", "memref.cast")
 def _memref_info(value, where):
     t = ir.MemRefType(value.type)
     if not t.has_static_shape:
-        raise FusecError(f"dynamic shape {t} is not supported by the launch manifest yet", location=where)
+        raise FusecError(f"dynamic shape {t}: dynamic_shapes are not supported yet; "
+                         "compile with static shapes (drop dynamic_shapes from the model file)", location=where)
     if not (isinstance(t.layout, ir.AffineMapAttr)
             and t.layout.value == ir.AffineMap.get_identity(t.rank, context=t.context)):
         raise FusecError(f"non-contiguous buffer layout {t} is not supported by the launch manifest",
