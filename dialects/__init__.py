@@ -1,5 +1,5 @@
-"""The fusec dialect (Python-defined with IRDL / `mlir.dialects.ext`).
+"""The fusec dialect (Python-defined with IRDL / `mlir.dialects.ext`): `fusec.group`, `fusec.yield`."""
 
-The walking skeleton lowers upstream linalg directly; the dialect's kernel-group region op arrives
-with graph-level fusion (the cost-model issue). This package is where it lives.
-"""
+from .fusec_dialect import GROUP_KINDS, Fusec, GroupOp, YieldOp, load_fusec_dialect
+
+__all__ = ["Fusec", "GroupOp", "YieldOp", "GROUP_KINDS", "load_fusec_dialect"]

@@ -1,8 +1,10 @@
 """fusec's own passes: one file per pass, named by its flag, registered in `REGISTRY`.
 
 Each pass module defines FLAG, SUMMARY, a module docstring (its description, with a before/after
-example) and `run(op, pass_)`, the body of an MLIR pass written in Python. `fusec-opt --help`
-prints this table; `fusec.pipeline` adds these passes to a PassManager by flag.
+example), optionally OPTIONS ({name: (default, help)}), and `run(op, pass_, **options)`, the body of
+an MLIR pass written in Python. `fusec-opt --help` prints this table; `fusec.pipeline` adds these
+passes to a PassManager by flag, with options written as upstream passes take them:
+`fusec-form-groups{fusion=elementwise max-registers=64}`.
 """
 
 from __future__ import annotations
@@ -12,9 +14,10 @@ import inspect
 from types import ModuleType
 from typing import Callable
 
-from . import hoist_parallel_dims, merge_gpu_modules
+from . import (classify_ops, dissolve_groups, erase_unused_results, fold_unit_reshapes, form_groups,
+               hoist_parallel_dims, lower_groups_to_gpu, merge_gpu_modules)
 
-__all__ = ["PassInfo", "REGISTRY", "lookup"]
+__all__ = ["PassInfo", "REGISTRY", "lookup", "parse_element"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -23,14 +26,40 @@ class PassInfo:
     summary: str
     description: str
     run: Callable
+    options: dict = dataclasses.field(default_factory=dict)  # name -> (default, help)
 
 
 def _info(module: ModuleType) -> PassInfo:
-    return PassInfo(module.FLAG, module.SUMMARY, inspect.cleandoc(module.__doc__ or ""), module.run)
+    return PassInfo(module.FLAG, module.SUMMARY, inspect.cleandoc(module.__doc__ or ""), module.run,
+                    getattr(module, "OPTIONS", {}))
 
 
-REGISTRY: dict[str, PassInfo] = {info.flag: info for info in map(_info, [hoist_parallel_dims, merge_gpu_modules])}
+_PASSES = [erase_unused_results, fold_unit_reshapes, hoist_parallel_dims, classify_ops, form_groups, dissolve_groups, lower_groups_to_gpu,
+           merge_gpu_modules]
+REGISTRY: dict[str, PassInfo] = {info.flag: info for info in map(_info, _PASSES)}
 
 
 def lookup(flag: str) -> PassInfo | None:
     return REGISTRY.get(flag)
+
+
+def parse_element(element: str):
+    """`flag` or `flag{a=1 b=x}` -> (PassInfo, {option: value}) for a fusec pass, else None.
+    Raises ValueError for an unknown option or a value of the wrong type."""
+    flag, _, rest = element.partition("{")
+    info = lookup(flag.strip())
+    if info is None:
+        return None
+    options = {}
+    for item in rest.rstrip("}").split():
+        name, eq, value = item.partition("=")
+        if name not in info.options or not eq:
+            known = ", ".join(info.options) or "none"
+            raise ValueError(f"--{info.flag} has no option '{item}' (options: {known})")
+        default = info.options[name][0]
+        try:
+            options[name.replace("-", "_")] = type(default)(value) if not isinstance(default, bool) else (
+                value in ("1", "true", "True"))
+        except ValueError:
+            raise ValueError(f"--{info.flag} option {name} takes a {type(default).__name__}, not '{value}'") from None
+    return info, options

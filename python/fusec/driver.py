@@ -6,6 +6,8 @@ import dataclasses
 import os
 from typing import Callable
 
+from fusec.dialects import load_fusec_dialect
+
 from .backends.nvptx import compile_to_ptx, translate_to_llvm_ir
 from .diagnostics import FusecError, format_mlir_diagnostics, location_to_text
 from .manifest import extract_manifest
@@ -113,6 +115,7 @@ def compile_spec(spec, options: CompileOptions, *, stop: str = "ptx", on_stage: 
     from .frontend import import_to_torch_dialect
 
     module = import_to_torch_dialect(spec, upcast_low_precision=options.upcast_low_precision)
+    load_fusec_dialect(module.context)
     comp = Compilation(options, spec.source, module, parameters=[n for n, _ in spec.parameters])
     comp.texts["torch"] = _print(module)
     comp.aten_ops_at = _aten_ops_by_location(module, spec.source)

@@ -25,6 +25,16 @@ __all__ = ["ModelSpec", "load_model_file", "import_to_torch_dialect"]
 _LOW_PRECISION = (torch.bfloat16, torch.float16)
 
 
+def _decompositions() -> dict:
+    """torch-mlir's FX decompositions, plus PyTorch's own for (log-)softmax (amax, sub, exp, sum):
+    torch-mlir's C++ decomposition of softmax would hide the max inside one opaque op."""
+    from torch._decomp import get_decompositions
+    from torch_mlir.extras.fx_decomp_util import get_decomposition_table
+
+    aten = torch.ops.aten
+    return {**get_decomposition_table(), **get_decompositions([aten._softmax, aten._log_softmax])}
+
+
 @dataclasses.dataclass
 class ModelSpec:
     model: object
@@ -208,7 +218,9 @@ def import_to_torch_dialect(spec: ModelSpec, *, upcast_low_precision: bool = Tru
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FutureWarning)
-            return fx.export_and_import(program, output_type="torch", func_name="main")
+            return fx.export_and_import(program, output_type="torch", func_name="main",
+                                         decomposition_table=_decompositions(),
+)
     except TorchMlirCompilerError as err:
         raise FusecError(f"torch-mlir could not import the model: {_short(err)}") from None
 

@@ -51,14 +51,15 @@ def _usage() -> str:
 def _pass_descriptions() -> str:
     from fusec.passes import REGISTRY
 
-    return "\n\n".join(f"--{p.flag}: {p.summary}\n\n{textwrap.indent(p.description, '    ')}"
+    def options(p):
+        return "".join(f"\n    option {name} (default {default}): {text}" for name, (default, text) in p.options.items())
+
+    return "\n\n".join(f"--{p.flag}: {p.summary}{options(p)}\n\n{textwrap.indent(p.description, '    ')}"
                        for p in REGISTRY.values()) + "\n"
 
 
 def parse_args(argv: list[str]):
     """Returns (input path, output path, pass elements in order, flags)."""
-    from fusec.passes import lookup
-
     path, output, elements, flags = None, None, [], set()
     it = iter(argv)
     for arg in it:
@@ -72,12 +73,7 @@ def parse_args(argv: list[str]):
             elements += _split_pipeline(arg[len("--pass-pipeline="):])
         elif arg.startswith("-") and arg != "-":
             name, _, opts = arg.lstrip("-").partition("=")
-            if lookup(name):
-                if opts:
-                    raise FusecError(f"--{name} takes no options")
-                elements.append(name)
-            else:
-                elements.append(f"{name}{{{opts}}}" if opts else name)
+            elements.append(f"{name}{{{opts}}}" if opts else name)
         elif path is None:
             path = arg
         else:

@@ -23,6 +23,8 @@ class CompileOptions:
     threads_per_block: int = 256  # threads along the innermost parallel dim in the simple mapping
     opt_level: int = 3  # LLVM optimisation level for the NVPTX back end
     upcast_low_precision: bool = True  # compute bf16/fp16 models in fp32, as PyTorch's kernels do
+    fusion: str = "full"  # none | elementwise | full (see fusec.fusion.cost_model)
+    max_registers: int = 128  # fusion rule 6: estimated registers per thread a kernel may use
 
     def __post_init__(self):
         if not _ARCH.match(self.arch):
@@ -34,6 +36,10 @@ class CompileOptions:
         tpb = self.threads_per_block
         if not (isinstance(tpb, int) and 32 <= tpb <= 1024 and tpb % 32 == 0):
             raise FusecError(f"threads_per_block must be a multiple of 32 in [32, 1024], not {tpb!r}")
+        if self.fusion not in ("none", "elementwise", "full"):
+            raise FusecError(f"--fusion must be none, elementwise or full, not {self.fusion!r}")
+        if not (isinstance(self.max_registers, int) and 16 <= self.max_registers <= 255):
+            raise FusecError(f"--max-registers must be in [16, 255], not {self.max_registers!r}")
         if self.opt_level not in (0, 1, 2, 3):
             raise FusecError(f"opt_level must be 0, 1, 2 or 3, not {self.opt_level!r}")
 

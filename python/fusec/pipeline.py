@@ -18,7 +18,7 @@ import os
 import shlex
 import tempfile
 
-from fusec.passes import lookup
+from fusec.passes import parse_element
 
 from .diagnostics import FusecError, format_mlir_diagnostics
 from .mlir import ir, passmanager
@@ -29,9 +29,13 @@ __all__ = ["build_pass_manager", "run_passes", "repro_command"]
 def build_pass_manager(passes: list[str], context, *, print_ir_after_all: bool = False):
     pm = passmanager.PassManager("builtin.module", context=context)
     for element in passes:
-        info = lookup(element)
-        if info is not None:
-            pm.add(_guarded(info), name=info.flag, argument=info.flag, description=info.summary)
+        try:
+            parsed = parse_element(element)
+        except ValueError as err:
+            raise FusecError(str(err)) from None
+        if parsed is not None:
+            info, options = parsed
+            pm.add(_guarded(info, options), name=info.flag, argument=info.flag, description=info.summary)
             continue
         try:
             pm.add(element)
@@ -42,13 +46,13 @@ def build_pass_manager(passes: list[str], context, *, print_ir_after_all: bool =
     return pm
 
 
-def _guarded(info):
+def _guarded(info, options):
     """A Python pass that raises is reported as an MLIR error at the op, not a Python traceback."""
 
     def run(op, pass_):
         try:
             with op.context:
-                info.run(op, pass_)
+                info.run(op, pass_, **options)
         except Exception as err:  # an internal error of the pass: report it, fail the pipeline
             op.location.emit_error(f"internal error in pass {info.flag}: {type(err).__name__}: {err}")
             pass_.signal_pass_failure()
@@ -60,14 +64,15 @@ def _guarded(info):
 def repro_command(passes: list[str], input_path: str) -> str:
     args, textual = ["fusec-opt", input_path], []
     for element in passes + [None]:
-        if element is not None and not lookup(element):
+        if element is not None and not parse_element(element):
             textual.append(element)
             continue
         if textual:
             args.append(f"--pass-pipeline=builtin.module({', '.join(textual)})")
             textual = []
         if element is not None:
-            args.append(f"--{element}")
+            flag, _, options = element.partition("{")
+            args.append(f"--{flag}={options[:-1]}" if options else f"--{flag}")
     return shlex.join(args)
 
 

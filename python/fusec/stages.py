@@ -32,9 +32,17 @@ class Stage:
     passes: Callable[[CompileOptions], list[str]] | None = None
 
 
+def _fuse(o: CompileOptions) -> list[str]:
+    return ["fusec-erase-unused-results", "fusec-fold-unit-reshapes", "canonicalize",
+            "fusec-hoist-parallel-dims", "fusec-classify-ops",
+            f"fusec-form-groups{{fusion={o.fusion} max-registers={o.max_registers}}}"]
+
+
 def _bufferize_and_map(o: CompileOptions) -> list[str]:
     return [
+        "fusec-dissolve-groups",
         "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}",
+        f"fusec-lower-groups-to-gpu{{threads-per-block={o.threads_per_block}}}",
         "canonicalize",
         "func.func(convert-linalg-to-parallel-loops)",
         f"func.func(scf-parallel-loop-tiling{{parallel-loop-tile-sizes=1,{o.threads_per_block} no-min-max-bounds}})",
@@ -46,8 +54,7 @@ STAGES: list[Stage] = [
     Stage("torch", "torch dialect, from torch.export and torch-mlir's FX importer"),
     Stage("linalg", "linalg on tensors, by torch-mlir's backend pipeline",
           lambda o: ["torch-backend-to-linalg-on-tensors-backend-pipeline"]),
-    Stage("fused", "elementwise producers fused into their consumers",
-          lambda o: ["func.func(linalg-fuse-elementwise-ops)", "canonicalize", "cse", "fusec-hoist-parallel-dims"]),
+    Stage("fused", "linalg ops grouped into fusec.group kernels by the fusion cost model", _fuse),
     Stage("tiled", "bufferized loops, tiled and mapped to blocks and threads", _bufferize_and_map),
     Stage("gpu", "host function launching kernels of one gpu.module",
           lambda o: ["func.func(convert-parallel-loops-to-gpu)", "lower-affine", "canonicalize",

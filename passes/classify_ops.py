@@ -1,0 +1,153 @@
+"""--fusec-classify-ops: label every linalg op with what kind of computation it is.
+
+Kinds (attribute `fusec.kind`), as the fusion rules use them:
+  pointwise    all loops parallel, every operand read at the output's own index (a permutation)
+  broadcast    all loops parallel, some operand read at fewer dims (`(d0, d1) -> (d1)`)
+  fill         `linalg.fill`: a constant, the initial value of a reduction
+  reduction    some loops are reductions (`fusec.reduced_dims` lists them), not a contraction
+  contraction  a reduction of products of two operands (matmul and friends)
+  opaque       anything else: non-permutation indexing, `linalg.index`, ops with regions in the body
+
+Example:
+    %1 = linalg.generic {iterator_types = ["parallel", "reduction"], ...}
+  becomes
+    %1 = linalg.generic {..., fusec.kind = "reduction", fusec.reduced_dims = [1]}
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from fusec.mlir import ir
+
+FLAG = "fusec-classify-ops"
+SUMMARY = "Label linalg ops as pointwise, broadcast, fill, reduction, contraction or opaque"
+
+_CONTRACTIONS = {"linalg.matmul", "linalg.batch_matmul", "linalg.matvec", "linalg.vecmat", "linalg.dot",
+                 "linalg.batch_matvec", "linalg.batch_reduce_matmul", "linalg.contract",
+                 "linalg.batch_matmul_transpose_a", "linalg.batch_matmul_transpose_b",
+                 "linalg.matmul_transpose_a", "linalg.matmul_transpose_b"}
+_COMBINERS = {"arith.addf", "arith.mulf", "arith.maximumf", "arith.minimumf", "arith.maxnumf",
+              "arith.minnumf", "arith.addi", "arith.muli", "arith.maxsi", "arith.minsi", "arith.maxui",
+              "arith.minui", "arith.ori", "arith.andi", "arith.xori"}
+_EXPENSIVE = ("math.", "arith.divf", "arith.remf")
+
+
+@dataclasses.dataclass
+class Classification:
+    kind: str
+    reduced_dims: tuple = ()  # reductions: the reduced loop dims
+    row_template: bool = True  # reductions: one output, a known combiner: fits the row schedule
+    cost: int = 0
+    reason: str = ""
+    reduced_axes: tuple = ()  # reductions: the reduced dims of the input tensor
+
+
+def _maps(op) -> list:
+    return [ir.AffineMapAttr(a).value for a in op.attributes["indexing_maps"]]
+
+
+def _iterators(op) -> list[str]:
+    return [str(a).rsplit("<", 1)[-1].rstrip(">") for a in op.attributes["iterator_types"]]
+
+
+def _body_ops(op) -> list:
+    return list(op.regions[0].blocks[0].operations) if len(op.regions) else []
+
+
+def body_cost(op) -> int:
+    return sum(4 if inner.name.startswith(_EXPENSIVE) else 1 for inner in _body_ops(op)
+               if inner.name != "linalg.yield")
+
+
+def _is_identity(m) -> bool:
+    return m == ir.AffineMap.get_identity(m.n_dims, context=m.context)
+
+
+def _dims_of(m) -> list:
+    """The dim positions a projected-permutation map reads, with constant-0 results skipped."""
+    out = []
+    for e in m.results:
+        text = str(e)
+        if text.startswith("d") and text[1:].isdigit():
+            out.append(int(text[1:]))
+        elif text != "0":
+            return None
+    return out
+
+
+def classify(op) -> Classification:
+    name = op.name
+    if name == "linalg.fill":
+        return Classification("fill")
+    if name in _CONTRACTIONS:
+        return Classification("contraction", reason=f"{name} is a contraction")
+    if name != "linalg.generic":
+        return Classification("opaque", reason=f"{name} is not a linalg.generic")
+    maps, iterators = _maps(op), _iterators(op)
+    body = _body_ops(op)
+    if any(inner.name == "linalg.index" or len(inner.regions) for inner in body):
+        return Classification("opaque", reason="the body reads loop indices or holds regions")
+    if any(_dims_of(m) is None for m in maps):
+        return Classification("opaque", reason="an operand is read through a non-permutation index")
+    cost = body_cost(op)
+    reduced = tuple(i for i, k in enumerate(iterators) if k == "reduction")
+    if not reduced:
+        n = len(iterators)
+        full = all(len(_dims_of(m)) == n for m in maps)
+        return Classification("pointwise" if full else "broadcast", cost=cost)
+    n_inputs = len(op.opview.inputs)
+    ins = maps[:n_inputs]
+    if _is_contraction(op, ins, reduced):
+        return Classification("contraction", reduced, False, cost, "a reduction of products of two operands")
+    parallel = [i for i, k in enumerate(iterators) if k == "parallel"]
+    full = [m for m in ins if len(_dims_of(m)) == len(iterators)]
+    fits = (bool(full) and all(m == full[0] for m in full) and parallel == list(range(len(parallel)))
+            and len(op.opview.outputs) == 1 and _combiner(op) is not None)
+    axes = tuple(pos for pos, d in enumerate(_dims_of(full[0])) if d in reduced) if full else ()
+    return Classification("reduction", reduced, fits, cost, reduced_axes=axes)
+
+
+def full_input(op):
+    """(operand number, map) of the first input read at every loop dim (a reduction's data)."""
+    maps = _maps(op)
+    n = len(_iterators(op))
+    for j, m in enumerate(maps[:len(op.opview.inputs)]):
+        if len(_dims_of(m)) == n:
+            return j, m
+    return None, None
+
+
+def _is_contraction(op, input_maps, reduced) -> bool:
+    if len(input_maps) != 2:
+        return False
+    both = all(any(d in _dims_of(m) for d in reduced) for m in input_maps)
+    names = {inner.name for inner in _body_ops(op)}
+    return both and bool(names & {"arith.mulf", "arith.muli"}) and bool(names & {"arith.addf", "arith.addi"})
+
+
+def _combiner(op):
+    """The op that folds an element into the accumulator (`%acc' = arith.addf %x, %acc`), or None."""
+    block = op.regions[0].blocks[0]
+    acc = block.arguments[len(block.arguments) - 1]
+    body = _body_ops(op)
+    yielded = body[-1].operands[0]
+    users = [inner for inner in body if any(v == acc for v in inner.operands)]
+    if len(users) != 1 or users[0].name not in _COMBINERS or users[0].results[0] != yielded:
+        return None
+    return users[0]
+
+
+def combiner(op):
+    return _combiner(op)
+
+
+def run(module_op, pass_) -> None:
+    ops = []
+    module_op.walk(lambda op: (ops.append(op) if op.name.startswith("linalg.") and op.name != "linalg.yield"
+                               and op.parent.name != "linalg.generic" else None) or ir.WalkResult.ADVANCE)
+    for op in ops:
+        c = classify(op)
+        op.attributes["fusec.kind"] = ir.StringAttr.get(c.kind)
+        if c.kind == "reduction":
+            op.attributes["fusec.reduced_dims"] = ir.DenseI64ArrayAttr.get(list(c.reduced_dims))

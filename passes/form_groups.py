@@ -1,0 +1,226 @@
+"""--fusec-form-groups: group linalg ops into `fusec.group` regions, one per future kernel.
+
+Runs the fusion cost model (`fusec.fusion.cost_model`, plain Python) over the ops of each function
+and writes its answer into the IR:
+  1. describe every op (kind from --fusec-classify-ops' rules, shapes, operands, bytes, cost);
+  2. `form_groups` decides the groups and logs a decision for every producer/consumer pair;
+  3. reorder the function so each group's ops are contiguous (a topological order of the groups);
+  4. wrap each group of linalg ops in a `fusec.group` whose results are the values it writes to
+     memory, with its figures as attributes: kind, shape, reduced dims, members, bytes read (each
+     distinct tensor it reads from memory once) and bytes written;
+  5. put the decision log on the function as `fusec.decisions`.
+
+Before (one op per ATen op):
+    %3 = linalg.generic {...reduction...} ins(%1) outs(%2)      // sum(x^2)
+    %4 = linalg.generic {...} ins(%3) outs(%e)                   // / 4096
+After:
+    %r = "fusec.group"() ({
+      %1 = linalg.generic ...  %3 = linalg.generic ...  %4 = linalg.generic ...
+      "fusec.yield"(%9) : (tensor<8x4096xf32>) -> ()
+    }) {fusec.id = 0 : i64, kind = "reduction", bytes_read = 278528 : i64, bytes_written = 131072 : i64, ...}
+"""
+
+from __future__ import annotations
+
+from fusec.fusion.cost_model import FUSION_MODES, FusionPolicy, Operand, OpNode, form_groups
+from fusec.mlir import ir
+
+from .classify_ops import _maps, classify, full_input
+
+FLAG = "fusec-form-groups"
+SUMMARY = "Group linalg ops into fusec.group kernels with the fusion cost model"
+OPTIONS = {
+    "fusion": ("full", f"which fusions are allowed: {' | '.join(FUSION_MODES)}"),
+    "max-registers": (128, "rule 6: the estimated registers per thread a group may use"),
+    "recompute-budget": (16, "rule 5: extra ops per element a recompute may cost"),
+}
+
+_ELEMENT_BYTES = {"f64": 8, "f32": 4, "f16": 2, "bf16": 2, "i64": 8, "i32": 4, "i16": 2, "i8": 1, "i1": 1,
+                  "index": 8}
+_FREE = ("arith.constant", "tensor.empty")  # hoisted to the top; not part of any kernel
+
+
+def nbytes(value) -> int:
+    t = value.type
+    if not isinstance(t, ir.RankedTensorType) or not t.has_static_shape:
+        return 0
+    n = 1
+    for d in t.shape:
+        n *= d
+    return n * _ELEMENT_BYTES.get(str(t.element_type), 4)
+
+
+def _shape(value) -> tuple:
+    t = value.type
+    return tuple(t.shape) if isinstance(t, ir.ShapedType) else ()
+
+
+def _label(index: int, op) -> str:
+    if op.name == "linalg.generic":
+        names = [inner.name.split(".", 1)[1] for inner in op.regions[0].blocks[0].operations
+                 if inner.name != "linalg.yield"]
+        interesting = [n for n in names if n not in ("truncf", "extf")] or names or ["copy"]
+        text = interesting[-1] if len(interesting) < 3 else f"{interesting[0]}..{interesting[-1]}"
+    else:
+        text = op.name.split(".", 1)[1]
+    return f"op{index}:{text}"
+
+
+def _is_linalg(op) -> bool:
+    return op.name.startswith("linalg.")
+
+
+def describe(ops, ret) -> list[OpNode]:
+    """One OpNode per op of the function body (constants and tensor.empty excluded)."""
+    index = {}  # value -> index of the op that produces it
+    for i, op in enumerate(ops):
+        for r in op.results:
+            index[r] = i
+    names: dict = {}
+
+    def name(v) -> str:
+        return names.setdefault(v, f"v{len(names)}")
+
+    nodes = []
+    for i, op in enumerate(ops):
+        if _is_linalg(op):
+            c = classify(op)
+            n_in = len(op.operands) - len(op.results)
+            maps = [ir.AffineMapAttr(a).value for a in op.attributes["indexing_maps"]] \
+                if "indexing_maps" in op.attributes else []
+            read = list(op.operands[:n_in]) + [v for v in op.operands[n_in:] if v in index]
+            shape = _shape(op.results[0])
+            if c.kind == "reduction":  # a reduction is described by the tensor it reduces
+                j, _ = full_input(op)
+                shape = _shape(op.operands[j]) if j is not None else _shape(op.operands[0])
+        else:
+            c, read, shape, maps = None, list(op.operands), _shape(op.results[0]) if len(op.results) else (), []
+        operands = []
+        for v in read:
+            producer = index.get(v)
+            rows_only = True
+            if producer is not None and c is not None and maps:
+                rows_only = _reads_own_row(ops[producer], op, list(op.operands).index(v), maps)
+            operands.append(Operand(name(v), nbytes(v), producer, rows_only))
+        kind = c.kind if c else "opaque"
+        node = OpNode(i, _label(i, op), kind, shape, _shape(op.results[0]) if len(op.results) else (),
+                      sum(nbytes(r) for r in op.results), operands,
+                      tuple(c.reduced_axes) if c else (), c.row_template if c else False, c.cost if c else 0)
+        nodes.append(node)
+    body = {op.operation for op in ops}
+    for node, op in zip(nodes, ops):
+        for r in op.results:
+            for use in r.uses:
+                if use.owner.operation not in body:
+                    node.used_outside = True
+        for operand in node.operands:
+            if operand.producer is not None and node.index not in nodes[operand.producer].users:
+                nodes[operand.producer].users.append(node.index)
+    return nodes
+
+
+def _reads_own_row(producer, consumer, operand_number, consumer_maps) -> bool:
+    """A reduced value must be read at the consumer's own row. A per-row consumer (of the reduced
+    shape) reads it through the identity; a consumer over the whole tensor reads it at `cmap(t)`, and
+    for `t = in(q)` (the reduction reading its input at loop point q) that must be where the
+    reduction wrote it: `cmap(in(q)) == out(q)`."""
+    if producer.name != "linalg.generic" or classify(producer).kind != "reduction":
+        return True
+    out_map, cmap = _maps(producer)[-1], consumer_maps[operand_number]
+    if _shape(consumer.results[0]) == _shape(producer.results[0]):  # a per-row consumer
+        return cmap == ir.AffineMap.get_identity(cmap.n_dims, context=cmap.context)
+    _, in_map = full_input(producer)
+    if in_map is None or cmap.n_dims != len(in_map.results):
+        return False
+    return [str(e.compose(in_map)) for e in cmap.results] == [str(e) for e in out_map.results]
+
+
+def _topological_units(groups, nodes):
+    """Groups in an order where every group comes after the groups it reads from."""
+    group_of = {m: g.id for g in groups for m in g.members}
+    deps = {g.id: set() for g in groups}
+    for node in nodes:
+        for o in node.operands:
+            if o.producer is not None and group_of[o.producer] != group_of[node.index]:
+                deps[group_of[node.index]].add(group_of[o.producer])
+    order, done = [], set()
+    pending = sorted(groups, key=lambda g: g.members[0])
+    while pending:
+        for g in pending:
+            if deps[g.id] <= done:
+                order.append(g)
+                done.add(g.id)
+                pending.remove(g)
+                break
+        else:
+            raise RuntimeError("fusion groups form a cycle")
+    return order
+
+
+def run(module_op, pass_, fusion: str = "full", max_registers: int = 128, recompute_budget: int = 16) -> None:
+    try:
+        policy = FusionPolicy(fusion, max_registers, recompute_budget)
+    except ValueError as err:
+        module_op.location.emit_error(f"{FLAG}: {err}")
+        pass_.signal_pass_failure()
+        return
+    for func in list(module_op.regions[0].blocks[0].operations):
+        if func.operation.name == "func.func" and len(func.regions[0].blocks):
+            _run_on_function(func, policy)
+
+
+def _run_on_function(func, policy) -> None:
+    block = func.regions[0].blocks[0]
+    all_ops = list(block.operations)
+    ret = all_ops[-1]
+    first = all_ops[0]
+    for op in all_ops[:-1]:  # constants and empty tensors first: they dominate every group
+        if op.name in _FREE and len(op.operands) == 0:
+            op.operation.move_before(first.operation)
+    ops = [op for op in block.operations if op.name not in _FREE or len(op.operands)][:-1]
+    nodes = describe(ops, ret)
+    groups, decisions = form_groups(nodes, policy)
+    for group in _topological_units(groups, nodes):
+        members = [ops[i] for i in group.members]
+        for op in members:
+            op.operation.move_before(ret.operation)
+        if all(_is_linalg(op) for op in members):
+            _wrap(group, members, [nodes[i] for i in group.members], ret)
+    func.attributes["fusec.decisions"] = ir.ArrayAttr.get([ir.StringAttr.get(d.as_text()) for d in decisions])
+
+
+def _wrap(group, members, member_nodes, ret) -> None:
+    inside = {op.operation for op in members}
+    outputs = []
+    for op in members:
+        for r in op.results:
+            if any(use.owner.operation not in inside for use in r.uses):
+                outputs.append(r)
+    read: dict = {}
+    for node in member_nodes:
+        for o in node.operands:
+            if o.producer is None or o.producer not in group.members:
+                read[o.value] = o.nbytes
+    written = sum(nbytes(v) for v in outputs)
+    i64 = ir.IntegerType.get_signless(64)
+    attrs = {
+        "fusec.id": ir.IntegerAttr.get(i64, group.id),
+        "kind": ir.StringAttr.get(group.kind),
+        "shape": ir.DenseI64ArrayAttr.get(list(group.shape)),
+        "reduced_dims": ir.DenseI64ArrayAttr.get(list(group.reduced_axes)),
+        "members": ir.ArrayAttr.get([ir.StringAttr.get(n.label) for n in member_nodes]),
+        "bytes_read": ir.IntegerAttr.get(i64, sum(read.values())),
+        "bytes_written": ir.IntegerAttr.get(i64, written),
+    }
+    loc = members[-1].location
+    group_op = ir.Operation.create("fusec.group", results=[v.type for v in outputs], attributes=attrs,
+                                   regions=1, loc=loc, ip=ir.InsertionPoint(ret.operation))
+    body = group_op.regions[0].blocks.append()
+    for op in members:
+        op.operation.detach_from_parent()
+        body.append(op.operation)
+    ir.Operation.create("fusec.yield", operands=outputs, loc=loc, ip=ir.InsertionPoint(body))
+    for value, result in zip(outputs, group_op.results):
+        for use in list(value.uses):
+            if use.owner.operation not in inside and use.owner.name != "fusec.yield":
+                use.owner.operands[use.operand_number] = result

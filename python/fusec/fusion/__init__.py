@@ -1,0 +1,1 @@
+"""Graph-level fusion: the cost model that groups linalg ops into kernels, and its explanation."""
