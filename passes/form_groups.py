@@ -177,6 +177,7 @@ def _run_on_function(func, policy) -> None:
     for op in all_ops[:-1]:  # constants and empty tensors first: they dominate every group
         if op.name in _FREE and len(op.operands) == 0:
             op.operation.move_before(first.operation)
+    _unshare_fills(block)
     ops = [op for op in block.operations if op.name not in _FREE or len(op.operands)][:-1]
     nodes = describe(ops, ret)
     groups, decisions = form_groups(nodes, policy)
@@ -187,6 +188,19 @@ def _run_on_function(func, policy) -> None:
         if all(_is_linalg(op) for op in members):
             _wrap(group, members, [nodes[i] for i in group.members], ret)
     func.attributes["fusec.decisions"] = ir.ArrayAttr.get([ir.StringAttr.get(d.as_text()) for d in decisions])
+
+
+def _unshare_fills(block) -> None:
+    """Give every consumer of a shared linalg.fill its own copy: a fill is the initial value of the
+    kernel that consumes it, and a shared one would make bufferization copy a buffer that no kernel
+    has filled yet."""
+    for op in list(block.operations):
+        if op.name != "linalg.fill":
+            continue
+        uses = list(op.results[0].uses)
+        for use in uses[1:]:
+            clone = op.operation.clone(ir.InsertionPoint(op.operation))
+            use.owner.operands[use.operand_number] = clone.results[0]
 
 
 def _wrap(group, members, member_nodes, ret) -> None:

@@ -217,8 +217,23 @@ def _outputs(members, latest, group_ops):
     return outs
 
 
+def _check_order(group_ops, latest) -> None:
+    """The kernel runs where the group's last op was. Every other op that touches a buffer the group
+    writes must run after that point (bufferization may have placed a copy in between)."""
+    inside = {op.operation for op in group_ops}
+    last = group_ops[-1].operation
+    for buf in latest:
+        for use in buf.uses:
+            owner = use.owner.operation
+            if owner in inside or owner.name in ("memref.dealloc",) or owner.parent != last.parent:
+                continue
+            if owner.is_before_in_block(last):
+                raise Unsupported(f"'{owner.name}' uses a buffer of the group before the group ends")
+
+
 def lower_group(group_ops, threads: int) -> None:
     members, latest = _analyse(group_ops)
+    _check_order(group_ops, latest)
     outputs = _outputs(members, latest, group_ops)
     reductions = [m for m in members if m.kind == "reduction"]
     anchor = group_ops[-1]

@@ -33,8 +33,9 @@ def _compile_parser() -> argparse.ArgumentParser:
         description="Compile a PyTorch model to fused GPU kernels (PTX + launch manifest).\n\n"
                     "INPUT is MODEL.py (defines `model`, `example_inputs`, optionally `dynamic_shapes`)\n"
                     "or an .mlir file at any stage below, which starts there.\n\n"
-                    "Subcommands: `fusec run MODEL.py` compiles, runs on the GPU and compares with eager\n"
-                    "(`fusec run --help`).\n\nStages:\n" + _stage_help())
+                    "Subcommands: `fusec run MODEL.py` compiles, runs on the GPU and compares with eager;\n"
+                    "`fusec explain MODEL.py` prints the traffic table, the kernels and every fusion\n"
+                    "decision (`fusec run --help`, `fusec explain --help`).\n\nStages:\n" + _stage_help())
     p.add_argument("input", metavar="INPUT", help="MODEL.py or FILE.mlir")
     p.add_argument("-o", "--output", metavar="FILE.ptx",
                    help="write PTX here and the launch manifest beside it (FILE.json)")
@@ -47,6 +48,11 @@ def _compile_parser() -> argparse.ArgumentParser:
 
 def _add_common(p):
     p.add_argument("--arch", default="sm_90", help="GPU architecture (default: sm_90)")
+    p.add_argument("--fusion", choices=["none", "elementwise", "full"], default="full",
+                   help="none: one kernel per op, as eager; elementwise: pointwise chains only; "
+                        "full: the cost model's groups (default)")
+    p.add_argument("--max-registers", type=int, default=128,
+                   help="fusion rule 6: estimated registers per thread a kernel may use (default: 128)")
     p.add_argument("--threads-per-block", type=int, default=256,
                    help="threads along the innermost parallel dimension (default: 256)")
     p.add_argument("--debug", action="store_true", help="show Python tracebacks for errors")
@@ -55,7 +61,8 @@ def _add_common(p):
 def _options(args):
     from .options import CompileOptions
 
-    return CompileOptions(arch=args.arch, threads_per_block=args.threads_per_block)
+    return CompileOptions(arch=args.arch, threads_per_block=args.threads_per_block, fusion=args.fusion,
+                          max_registers=args.max_registers)
 
 
 def _compile(args, stop: str, on_stage=None):
@@ -141,6 +148,10 @@ def main(argv=None) -> int:
             from .run import cmd_run
 
             return cmd_run(argv[1:])
+        if argv and argv[0] == "explain":
+            from .explain import cmd_explain
+
+            return cmd_explain(argv[1:])
         return cmd_compile(argv)
     except FusecError as err:
         if debug:

@@ -91,7 +91,7 @@ def cmd_run(argv) -> int:
 
     spec = load_model_file(args.input)
     comp = compile_spec(spec, _options(args))
-    exe = CudaExecutable(comp.ptx, comp.manifest)
+    exe = CudaExecutable(comp.ptx, comp.manifest, poison=True)
     device = exe.device
     name = torch.cuda.get_device_name(device)
     print(f"fusec run: {args.input} on {name} ({args.arch}): {len(comp.kernels)} kernels")
@@ -115,6 +115,7 @@ def cmd_run(argv) -> int:
             print(f"  {label:<15} output {i} {str(r.dtype)[6:]}{list(r.shape)}: max abs err {max_abs:.3e}, "
                   f"max rel err {rel:.3e} (max|ref| {scale:.3e}, tolerance {tol:.3e}) {'ok' if good else 'MISMATCH'}")
     inputs = tuple(t.to(device) for t in spec.example_inputs) + tuple(params)
+    exe.poison = False  # time the kernels, not the poisoning
     us = _time_us(exe, inputs, args.repeat)
     print(f"  time: {us:.1f} us per call (median of {args.repeat}, CUDA events, {len(comp.manifest['steps'])} steps)")
     print("PASS" if ok else "FAIL")

@@ -173,7 +173,7 @@ class _Former:
                 self._log(producer, node, 7, "split", 0, f"{node.kind} ops end groups")
             self._new_group(node, f"{node.kind} op")
             return
-        chosen, refusals = None, {}
+        chosen, refusals, pre = None, {}, {}
         for operand, producer in edges:  # 1. the first producer group that can take the node
             group = self.groups[self._find(self.group_of[producer.index])]
             if chosen is None:
@@ -186,6 +186,8 @@ class _Former:
             self._new_group(node, "no producer group could take it")
             chosen = self.groups[self.group_of[node.index]]
         else:
+            pre = {p.index: self._shape_rule(chosen, node, o, check=False)[1:] for o, p in edges
+                   if self._find(self.group_of[p.index]) == chosen.id}
             self._join(chosen, node)
         absorbed = {}
         if self.policy.mode != "none":
@@ -198,8 +200,8 @@ class _Former:
                     else:
                         refusals.setdefault(producer.index, (rule, reason))
         for operand, producer in edges:  # 3. the verdict on every edge, from the final groups
-            if self._find(self.group_of[producer.index]) == chosen.id and producer.index not in refusals:
-                _, rule, reason = self._shape_rule(chosen, node, operand, check=False)
+            if self._find(self.group_of[producer.index]) == chosen.id and producer.index in pre:
+                rule, reason = pre[producer.index]
                 self._log(producer, node, *self._fuse_verdict(chosen, producer, operand, node, rule, reason))
             elif self._find(self.group_of[producer.index]) == chosen.id:
                 rule, reason = absorbed.get(producer.index, (None, "merged"))

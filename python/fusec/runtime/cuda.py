@@ -43,7 +43,10 @@ def _check(result, what: str):
 class CudaExecutable:
     """A loaded PTX module plus its manifest; call it with CUDA tensors."""
 
-    def __init__(self, ptx: str, manifest: dict, device: int | None = None):
+    def __init__(self, ptx: str, manifest: dict, device: int | None = None, *, poison: bool = False):
+        """`poison` fills every buffer the runtime allocates with NaN (or -1) before each call, so a
+        kernel that reads memory nobody wrote shows up as a wrong result instead of passing by luck."""
+        self.poison = poison
         if not cuda_available():
             raise FusecError("no CUDA GPU is available: the cuda target needs one")
         driver = _driver()
@@ -78,7 +81,10 @@ class CudaExecutable:
         inputs = self.check_inputs(tensors)
         storage = {spec["name"]: t for spec, t in zip(self.manifest["inputs"], inputs)}
         for buf in self.manifest["buffers"]:
-            storage[buf["name"]] = torch.empty(buf["shape"], dtype=getattr(torch, buf["dtype"]), device=self.device)
+            t = torch.empty(buf["shape"], dtype=getattr(torch, buf["dtype"]), device=self.device)
+            if self.poison:
+                t.fill_(float("nan") if t.dtype.is_floating_point else -1)
+            storage[buf["name"]] = t
         stream = _driver().CUstream(torch.cuda.current_stream(self.device).cuda_stream)
         with torch.cuda.device(self.device):
             for step in self.manifest["steps"]:
