@@ -226,13 +226,18 @@ class _Former:
         if group.id in self._group_depends(other) or other.id in self._group_depends(group):
             return False, None, "the two producer groups depend on each other through other kernels"
         if other.kind == "pointwise":
+            for m in other.members:
+                p = self.nodes[m]
+                if p.kind in POINTWISE_KINDS and p.cost * (len(p.users) - 1) > self.policy.recompute_budget:
+                    return False, 5, f"{p.label} is too costly to recompute for each consumer: materialized"
             members = set(group.members) | set(other.members)
             private = all(set(self.nodes[m].users) <= members and not self.nodes[m].used_outside
                           for m in other.members)
             if not private:
                 return False, 5, "its values are also used by other kernels: materialized"
-            if math.prod(other.shape) > math.prod(group.shape):
-                return False, 1, f"shape {list(other.shape)} is larger than the group's {list(group.shape)}"
+            if not (_same(other.shape, group.shape) or math.prod(other.shape) < math.prod(group.shape)):
+                return False, 1, (f"shape {list(other.shape)} is not broadcast into the group's "
+                                  f"{list(group.shape)}")
             rule, reason = 1, "broadcast producer recomputed inside the consumer's kernel"
         elif other.kind == "reduction" and group.kind == "reduction":
             if _same(other.shape, group.shape) and other.reduced_axes == group.reduced_axes:
@@ -279,14 +284,14 @@ class _Former:
         if mode == "none":
             return False, None, "fusion is off (--fusion=none)"
         producer = self.nodes[operand.producer]
-        if any(o.producer in self.group_of and self._find(self.group_of[o.producer]) != group.id
-               and group.id in {self._find(g) for g in self.depends[o.producer]} for o in node.operands):
-            return False, None, "fusing would make a cycle: another operand depends on this group"
         if producer.kind in POINTWISE_KINDS and len(producer.users) > 1 and producer.cost * (
                 len(producer.users) - 1) > self.policy.recompute_budget:
             return False, 5, (f"{producer.label} has {len(producer.users)} consumers and costs {producer.cost} "
                               f"ops per element: recomputing exceeds the budget of "
                               f"{self.policy.recompute_budget}, so it is materialized")
+        if any(o.producer in self.group_of and self._find(self.group_of[o.producer]) != group.id
+               and group.id in {self._find(g) for g in self.depends[o.producer]} for o in node.operands):
+            return False, None, "fusing would make a cycle: another operand of this op is computed by a kernel that reads this group"
         ok, rule, reason = self._shape_rule(group, node, operand)
         if not ok:
             return ok, rule, reason
