@@ -191,11 +191,12 @@ def _run_on_function(func, policy) -> None:
 
 
 def _unshare_fills(block) -> None:
-    """Give every consumer of a shared linalg.fill its own copy: a fill is the initial value of the
-    kernel that consumes it, and a shared one would make bufferization copy a buffer that no kernel
-    has filled yet."""
+    """Give every user of a shared linalg.fill or tensor.empty its own copy. A fill is the initial
+    value of the kernel that consumes it, and a shared one would make bufferization copy a buffer no
+    kernel has filled yet; a shared empty destination lets bufferization write one kernel's result
+    into the buffer another kernel's result lives in."""
     for op in list(block.operations):
-        if op.name != "linalg.fill":
+        if op.name not in ("linalg.fill", "tensor.empty") or len(op.operands) and op.name == "tensor.empty":
             continue
         uses = list(op.results[0].uses)
         for use in uses[1:]:

@@ -207,33 +207,48 @@ def _analyse(ops):
 
 def _outputs(members, latest, group_ops):
     """(buffer, final writer) for every buffer the group writes that something else reads."""
-    inside = {op.operation for op in group_ops}
+    last = group_ops[-1].operation
     outs = []
     for buf, writer in latest.items():
-        users = [u.owner for u in buf.uses if u.owner.operation not in inside and u.owner.name != "memref.dealloc"]
+        later = [u for u in buf.uses if u.owner.name != "memref.dealloc"
+                 and (a := _in_block(u.owner.operation, last.parent)) is not None and last.is_before_in_block(a)]
         allocated_here = not isinstance(buf.owner, ir.Block) and buf.owner.operation.name == "memref.alloc"
-        if users or not allocated_here:
+        if later or not allocated_here:
             outs.append((buf, writer))
     return outs
 
 
-def _check_order(group_ops, latest) -> None:
-    """The kernel runs where the group's last op was. Every other op that touches a buffer the group
-    writes must run after that point (bufferization may have placed a copy in between)."""
+def _in_block(op, block_owner):
+    """The ancestor of `op` (or `op`) whose parent is `block_owner`, or None."""
+    while op is not None and op.parent is not None and op.parent != block_owner:
+        op = op.parent
+    return op if op is not None and op.parent == block_owner else None
+
+
+def _check_order(group_ops, members, latest) -> None:
+    """The kernel runs where the group's last op was and reads its inputs while it writes. So every
+    other op that touches a buffer the group writes must run before the group's first op or after its
+    last (bufferization may put a copy in between), and the group must not write a buffer whose
+    earlier contents it still reads (a thread could overwrite what another thread has yet to read)."""
     inside = {op.operation for op in group_ops}
-    last = group_ops[-1].operation
+    first, last = group_ops[0].operation, group_ops[-1].operation
     for buf in latest:
         for use in buf.uses:
-            owner = use.owner.operation
-            if owner in inside or owner.name in ("memref.dealloc",) or owner.parent != last.parent:
+            owner = _in_block(use.owner.operation, last.parent)
+            if owner is None or owner in inside or owner.name == "memref.dealloc":
                 continue
-            if owner.is_before_in_block(last):
-                raise Unsupported(f"'{owner.name}' uses a buffer of the group before the group ends")
+            if first.is_before_in_block(owner) and owner.is_before_in_block(last):
+                raise Unsupported(f"'{owner.name}' uses a buffer of the group between its ops")
+    for m in members:
+        for source, operand in zip(m.sources, m.inputs + [m.out]):
+            if source is None and operand in latest and (operand != m.out or len(list(
+                    m.op.regions[0].blocks[0].arguments[m.n_inputs].uses))):
+                raise Unsupported("the group overwrites a buffer whose earlier contents it reads")
 
 
 def lower_group(group_ops, threads: int) -> None:
     members, latest = _analyse(group_ops)
-    _check_order(group_ops, latest)
+    _check_order(group_ops, members, latest)
     outputs = _outputs(members, latest, group_ops)
     reductions = [m for m in members if m.kind == "reduction"]
     anchor = group_ops[-1]
