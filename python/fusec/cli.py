@@ -128,13 +128,17 @@ def _write_outputs(comp, ptx_path: str) -> None:
                             manifest_path(ptx_path): _manifest_text(comp.manifest, os.path.basename(ptx_path))})
 
 
+def _plural(n: int, word: str, plural: str | None = None) -> str:
+    return f"{n} {word if n == 1 else plural or word + 's'}"
+
+
 def _summary(source: str, comp, ptx_path: str) -> None:
     if "torch" in comp.texts:
         counts = torch_op_counts(comp.texts["torch"])
         detail = ", ".join(f"{op} x{n}" if n > 1 else op for op, n in sorted(counts.items()))
-        print(f"fusec: {source}: imported {sum(counts.values())} ops ({detail})")
+        print(f"fusec: {source}: imported {_plural(sum(counts.values()), 'torch op')} ({detail})")
     launches = [s for s in comp.manifest["steps"] if s["op"] == "launch"]
-    print(f"fusec: emitted {len(comp.kernels)} kernels, {len(launches)} launches "
+    print(f"fusec: emitted {_plural(len(comp.kernels), 'kernel')}, {_plural(len(launches), 'launch', 'launches')} "
           f"-> {ptx_path} (+ {manifest_path(ptx_path)})")
     for s in launches:
         print(f"  {s['kernel']:<16} grid {tuple(s['grid'])} block {tuple(s['block'])}")
