@@ -1,0 +1,82 @@
+// The `tiled` stage, row schedule (fusec-lower-groups-to-gpu), on the seed model (4 x 64): its one
+// group becomes one gpu.launch with a block per row. Each thread strides over the row summing its
+// share of x^2 in a register, gpu.all_reduce combines the block's partial sums, then the threads
+// stride over the row again computing the epilogue and storing the output. Rows of 64 need only 64
+// threads; with --threads-per-block 32 each thread takes two columns.
+
+// RUN: fusec %s --emit tiled | FileCheck %s
+// RUN: fusec %s --emit tiled --threads-per-block 32 | FileCheck %s --check-prefix=TPB32
+
+// CHECK-LABEL: func.func @main(
+// CHECK-SAME:      %[[X:.*]]: memref<4x64xf32>, %[[W:.*]]: memref<64xf32>, %[[UP:.*]]: memref<4x64xf32>) -> memref<4x64xf32>
+// CHECK-DAG:     %[[C64:.*]] = arith.constant 64 : index
+// CHECK-DAG:     %[[C4:.*]] = arith.constant 4 : index
+// CHECK-DAG:     %[[C1:.*]] = arith.constant 1 : index
+// CHECK-DAG:     %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK:         %[[OUT:.*]] = memref.alloc() {{.*}} : memref<4x64xf32>
+// CHECK-NOT:     memref.alloc
+// CHECK:         gpu.launch blocks(%[[ROW:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[C4]], %{{.*}} = %[[C1]], %{{.*}} = %[[C1]]) threads(%[[TID:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[C64]], %{{.*}} = %[[C1]], %{{.*}} = %[[C1]]) {
+// CHECK:           %[[PART:.*]] = scf.for %[[K:.*]] = %[[TID]] to %[[C64]] step %[[C64]] iter_args(%[[ACC:.*]] = %[[ZERO]]) -> (f32) {
+// CHECK:             %[[XV:.*]] = memref.load %[[X]][%[[ROW]], %[[K]]] : memref<4x64xf32>
+// CHECK:             %[[SQ:.*]] = math.fpowi %[[XV]]
+// CHECK:             %[[ADD:.*]] = arith.addf %[[ACC]], %[[SQ]] : f32
+// CHECK:             scf.yield %[[ADD]] : f32
+// CHECK:           %[[SUM:.*]] = gpu.all_reduce add %[[PART]] uniform
+// CHECK:           scf.for %[[J:.*]] = %[[TID]] to %[[C64]] step %[[C64]] {
+// CHECK-DAG:         memref.load %[[X]][%[[ROW]], %[[J]]] : memref<4x64xf32>
+// CHECK-DAG:         memref.load %[[W]][%[[J]]] : memref<64xf32>
+// CHECK-DAG:         memref.load %[[UP]][%[[ROW]], %[[J]]] : memref<4x64xf32>
+// CHECK:             math.rsqrt
+// CHECK:             math.exp
+// CHECK:             memref.store %{{.*}}, %[[OUT]][%[[ROW]], %[[J]]] : memref<4x64xf32>
+// CHECK:           gpu.terminator
+// CHECK-NOT:     gpu.launch
+// CHECK-NOT:     scf.parallel
+// CHECK:         return %[[OUT]] : memref<4x64xf32>
+
+// TPB32-LABEL: func.func @main(
+// TPB32-DAG:     %[[C32:.*]] = arith.constant 32 : index
+// TPB32-DAG:     %[[C64:.*]] = arith.constant 64 : index
+// TPB32:         gpu.launch {{.*}} threads(%[[TID:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[C32]],
+// TPB32:           scf.for %{{.*}} = %[[TID]] to %[[C64]] step %[[C32]] iter_args
+// TPB32:           gpu.all_reduce add
+// TPB32:           scf.for %{{.*}} = %[[TID]] to %[[C64]] step %[[C32]] {
+
+#map = affine_map<(d0, d1) -> (d0, d1)>
+#map1 = affine_map<(d0, d1) -> (d0, 0)>
+#map2 = affine_map<(d0, d1) -> (d1)>
+module {
+  func.func @main(%arg0: tensor<4x64xf32>, %arg1: tensor<64xf32>, %arg2: tensor<4x64xf32>) -> tensor<4x64xf32> {
+    %c2_i64 = arith.constant 2 : i64
+    %cst = arith.constant 0.000000e+00 : f32
+    %cst_0 = arith.constant 1.000000e+00 : f32
+    %cst_1 = arith.constant 9.9999999999999995E-7 : f64
+    %cst_2 = arith.constant 6.400000e+01 : f32
+    %0 = tensor.empty() : tensor<4x64xf32>
+    %1 = tensor.empty() : tensor<4x1xf32>
+    %2 = linalg.fill ins(%cst : f32) outs(%1 : tensor<4x1xf32>) -> tensor<4x1xf32>
+    %3 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "reduction"]} ins(%arg0 : tensor<4x64xf32>) outs(%2 : tensor<4x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %5 = math.fpowi %in, %c2_i64 : f32, i64
+      %6 = arith.addf %5, %out : f32
+      linalg.yield %6 : f32
+    } -> tensor<4x1xf32>
+    %4 = linalg.generic {indexing_maps = [#map, #map1, #map2, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg0, %3, %arg1, %arg2 : tensor<4x64xf32>, tensor<4x1xf32>, tensor<64xf32>, tensor<4x64xf32>) outs(%0 : tensor<4x64xf32>) {
+    ^bb0(%in: f32, %in_3: f32, %in_4: f32, %in_5: f32, %out: f32):
+      %5 = arith.divf %in_3, %cst_2 : f32
+      %6 = arith.truncf %cst_1 : f64 to f32
+      %7 = arith.addf %5, %6 : f32
+      %8 = math.rsqrt %7 : f32
+      %9 = arith.mulf %in, %8 : f32
+      %10 = arith.mulf %9, %in_4 : f32
+      %11 = arith.negf %10 : f32
+      %12 = math.exp %11 : f32
+      %13 = arith.addf %12, %cst_0 : f32
+      %14 = arith.divf %cst_0, %13 : f32
+      %15 = arith.mulf %10, %14 : f32
+      %16 = arith.mulf %15, %in_5 : f32
+      linalg.yield %16 : f32
+    } -> tensor<4x64xf32>
+    return %4 : tensor<4x64xf32>
+  }
+}
