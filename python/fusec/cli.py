@@ -67,11 +67,12 @@ def _options(args):
 
 def _compile(args, stop: str, on_stage=None):
     from .driver import compile_mlir_file, compile_spec
-    from .frontend import load_model_file
 
     options = _options(args)
     if args.input.endswith(".mlir"):
         return compile_mlir_file(args.input, options, stop=stop, on_stage=on_stage)
+    from .frontend import load_model_file  # imports torch: only for model files
+
     spec = load_model_file(args.input)
     return compile_spec(spec, options, stop=stop, on_stage=on_stage)
 
@@ -90,6 +91,8 @@ def cmd_compile(argv) -> int:
             os.makedirs(args.dump_dir)
         except OSError as err:
             raise FusecError(f"cannot create --dump-dir {args.dump_dir}: {err.strerror}") from None
+    if args.output and args.emit and args.emit != "ptx":
+        raise FusecError(f"-o writes PTX, so it cannot be combined with --emit {args.emit}")
     stop = args.emit or "ptx"
     comp = _compile(args, stop)
     if args.dump_dir:

@@ -24,7 +24,8 @@ class FusecError(Exception):
 
     def __str__(self) -> str:
         head = f"{self.location}: error: {self.message}" if self.location else f"error: {self.message}"
-        return "\n".join([head] + [f"note: {n}" for n in self.notes])
+        return "\n".join([head] + [n if ": note: " in n or n.startswith("note: ") else f"note: {n}"
+                                    for n in self.notes])
 
 
 _FILE_LOC = re.compile(r'"(?P<file>[^"]*)":(?P<line>\d+):(?P<col>\d+)')
@@ -41,7 +42,8 @@ def location_to_text(location, source_name: str | None = None) -> str | None:
     file = match["file"]
     if source_name and (file == "-" or os.path.abspath(file) == os.path.abspath(source_name)):
         file = source_name  # the path as the user wrote it
-    return f"{file}:{match['line']}:{match['col']}"
+    col = match["col"] if match["col"] != "0" else "1"  # importers write 0 for "no column"; columns start at 1
+    return f"{file}:{match['line']}:{col}"
 
 
 def format_mlir_diagnostics(diagnostics, source_name: str | None = None) -> list[str]:

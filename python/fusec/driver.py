@@ -82,7 +82,9 @@ def check_supported(comp: Compilation) -> None:
         return
     op = bad[0]
     where = location_to_text(op.location, comp.source_name)
-    origin = comp.aten_ops_at.get(where, [])
+    origin = list(dict.fromkeys(comp.aten_ops_at.get(where, [])))
+    related = [name for name in origin if name.split(".")[0] in op.name]  # tm_tensor.sort <- aten.sort
+    origin = related or origin
     source = f"aten.{', aten.'.join(origin)}" if origin else "a torch op"
     raise FusecError(f"fusec cannot compile {source}: it lowers to '{op.name}', which fusec has no "
                      "GPU lowering for", location=where)

@@ -1,9 +1,5 @@
 // A NaN constant: the newer LLVM prints it as `+qnan` (`-qnan`, `+snan` for others), which
 // llvmlite's LLVM 22 cannot parse; it must be rewritten as a hex literal like -inf and +inf.
-// XFAIL: *
-// Known bug: python/fusec/backends/nvptx.py `_portable_float_literals` does not rewrite `+qnan`;
-// `fusec nan-literal.mlir --emit ptx` fails with "LLVM could not parse the translated kernels:
-// ... error: expected value token / store float +qnan". Remove the XFAIL line when it is fixed.
 
 // RUN: fusec %s --emit llvm | FileCheck %s
 // RUN: fusec %s --emit ptx | FileCheck %s --check-prefix=PTX

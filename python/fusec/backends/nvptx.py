@@ -36,7 +36,7 @@ def translate_to_llvm_ir(module) -> str:
 
 _HEX_F32 = re.compile(r"\bf0x([0-9A-Fa-f]{8})\b")
 # A decimal, inf or nan literal that is a whole token (not part of a name, flag or hex literal).
-_DECIMAL = re.compile(r"(?<![\w.%@\"$-])([-+]?(?:\d+\.\d*(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+|inf|nan))(?![\w.])")
+_DECIMAL = re.compile(r"(?<![\w.%@\"$-])([-+]?(?:\d+\.\d*(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+|inf|[qs]?nan))(?![\w.])")
 _FP_TYPE = re.compile(r"\b(half|bfloat|float|double)\b")
 
 
@@ -74,8 +74,10 @@ def _rewrite_line(line: str) -> str:
         if not preceding or preceding[-1] != "float":
             return match.group(0)
         token = match.group(1).lstrip("+")
+        if token.lstrip("-").endswith("nan"):
+            return "0x7FF8000000000000"  # a quiet NaN, as a double
         value = float(token)
-        return _as_double_hex(value if token.lstrip("-") in ("inf", "nan") else _round_to_f32(value))
+        return _as_double_hex(value if token.lstrip("-") == "inf" else _round_to_f32(value))
 
     return _DECIMAL.sub(repl, line)
 
