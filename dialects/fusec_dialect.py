@@ -23,7 +23,7 @@ from torch_mlir.dialects import ext
 
 __all__ = ["Fusec", "GroupOp", "YieldOp", "GROUP_KINDS", "load_fusec_dialect"]
 
-GROUP_KINDS = ("pointwise", "reduction", "opaque")
+GROUP_KINDS = ("pointwise", "reduction", "contraction", "opaque")
 _BYTE_ATTRS = ("bytes_read", "bytes_written")
 
 
