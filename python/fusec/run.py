@@ -94,7 +94,7 @@ def cmd_run(argv) -> int:
     exe = CudaExecutable(comp.ptx, comp.manifest, poison=True)
     device = exe.device
     name = torch.cuda.get_device_name(device)
-    print(f"fusec run: {args.input} on {name} ({args.arch}): {len(comp.kernels)} kernels")
+    print(f"fusec run: {args.input} on {name} ({args.arch}): {len(comp.kernels)} kernel{'s' if len(comp.kernels) != 1 else ''}")
     gen = torch.Generator().manual_seed(args.seed)
     cases = [("example inputs", spec.example_inputs),
              ("random inputs", tuple(random_like(t, gen) for t in spec.example_inputs))]
