@@ -23,7 +23,7 @@ def rmsnorm_silu_mul(x, w, up):
 
 
 # CHECK-LABEL: TEST: seed_function
-# CHECK-NEXT:  kernels: 3
+# CHECK-NEXT:  kernels: 1
 # CHECK-NEXT:  close: True
 @run
 def seed_function():
