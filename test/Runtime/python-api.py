@@ -81,7 +81,7 @@ def softmax_bf16():
 
 
 # CHECK-LABEL: TEST: threads_per_block_option
-# CHECK-NEXT:  block: [1, 128, 1]
+# CHECK-NEXT:  block: [128, 1, 1]
 # CHECK-NEXT:  close: True
 @run
 def threads_per_block_option():
