@@ -10,7 +10,7 @@ module attributes {gpu.container_module} {
     return
   }
   gpu.module @main_kernel {
-    // CHECK: {{.*}}fusec-merge-gpu-modules-invalid.mlir:[[# @LINE + 1]]:5: error: fusec-merge-gpu-modules: cannot merge symbol @helper of gpu.module @main_kernel; only gpu.func kernels are expected after outlining
+    // CHECK: {{.*}}invalid-fusec-merge-gpu-modules.mlir:[[# @LINE + 1]]:5: error: fusec-merge-gpu-modules: cannot merge symbol @helper of gpu.module @main_kernel; only gpu.func kernels are expected after outlining
     func.func @helper(%x: f32) -> f32 {
       return %x : f32
     }

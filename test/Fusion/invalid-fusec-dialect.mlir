@@ -2,7 +2,7 @@
 // RUN: not fusec-opt %s --split-input-file 2>&1 | FileCheck %s
 
 func.func @bad_kind(%a: tensor<4xf32>) -> tensor<4xf32> {
-  // CHECK: fusec-dialect-invalid.mlir:[[# @LINE + 1]]:8: error: 'fusec.group' kind must be one of pointwise, reduction, contraction, opaque, not 'fancy'
+  // CHECK: invalid-fusec-dialect.mlir:[[# @LINE + 1]]:8: error: 'fusec.group' kind must be one of pointwise, reduction, contraction, opaque, not 'fancy'
   %0 = "fusec.group"() ({
     "fusec.yield"(%a) : (tensor<4xf32>) -> ()
   }) {kind = "fancy"} : () -> tensor<4xf32>
@@ -12,7 +12,7 @@ func.func @bad_kind(%a: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 func.func @negative_bytes(%a: tensor<4xf32>) -> tensor<4xf32> {
-  // CHECK: fusec-dialect-invalid.mlir:[[# @LINE + 1]]:8: error: 'fusec.group' attribute bytes_read must be a non-negative integer, not -1 : i64
+  // CHECK: invalid-fusec-dialect.mlir:[[# @LINE + 1]]:8: error: 'fusec.group' attribute bytes_read must be a non-negative integer, not -1 : i64
   %0 = "fusec.group"() ({
     "fusec.yield"(%a) : (tensor<4xf32>) -> ()
   }) {kind = "pointwise", bytes_read = -1 : i64} : () -> tensor<4xf32>
@@ -22,7 +22,7 @@ func.func @negative_bytes(%a: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 func.func @yield_mismatch(%a: tensor<4xf32>) -> tensor<8xf32> {
-  // CHECK: fusec-dialect-invalid.mlir:[[# @LINE + 1]]:8: error: 'fusec.yield' yields (tensor<4xf32>) but the group returns (tensor<8xf32>)
+  // CHECK: invalid-fusec-dialect.mlir:[[# @LINE + 1]]:8: error: 'fusec.yield' yields (tensor<4xf32>) but the group returns (tensor<8xf32>)
   %0 = "fusec.group"() ({
     "fusec.yield"(%a) : (tensor<4xf32>) -> ()
   }) {kind = "pointwise"} : () -> tensor<8xf32>
@@ -32,7 +32,7 @@ func.func @yield_mismatch(%a: tensor<4xf32>) -> tensor<8xf32> {
 // -----
 
 func.func @block_arguments(%a: tensor<4xf32>) -> tensor<4xf32> {
-  // CHECK: fusec-dialect-invalid.mlir:[[# @LINE + 1]]:8: error: 'fusec.group' region block takes no arguments (it uses values from above)
+  // CHECK: invalid-fusec-dialect.mlir:[[# @LINE + 1]]:8: error: 'fusec.group' region block takes no arguments (it uses values from above)
   %0 = "fusec.group"() ({
   ^bb0(%x: tensor<4xf32>):
     "fusec.yield"(%x) : (tensor<4xf32>) -> ()
