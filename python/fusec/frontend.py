@@ -8,7 +8,6 @@ MODEL.py convention: a plain Python file that defines
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import os
 import sys

@@ -106,7 +106,7 @@ def _chunks(text: str, split: bool):
     """(first line number, text) for each part; parts keep their line numbers in diagnostics."""
     if not split:
         return [text]
-    chunks, line, current = [], 0, []
+    chunks, current = [], []
     start = 0
     for i, raw in enumerate(text.splitlines(keepends=True)):
         if raw.strip() == SPLIT_MARKER:
