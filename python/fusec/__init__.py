@@ -34,7 +34,10 @@ class CompiledModel:
             from .runtime.cuda import CudaExecutable
 
             self._executable = CudaExecutable(self.ptx, self.manifest)
-            self._device_parameters = [t.to(self._executable.device) for t in self._parameters]
+            # Weights already on the GPU are used in place (later updates are seen); CPU weights are
+            # copied once, at this first call.
+            self._device_parameters = [t if t.device == self._executable.device else t.to(self._executable.device)
+                                       for t in self._parameters]
         return self._executable(*tensors, *self._device_parameters)
 
 

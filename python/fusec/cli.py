@@ -165,6 +165,9 @@ def main(argv=None) -> int:
             traceback.print_exc()
         print(f"fusec: {err}" if err.location is None else str(err), file=sys.stderr)
         return 1
+    except BrokenPipeError:  # the reader went away (`| head`): not an error of ours
+        sys.stdout = open(os.devnull, "w")
+        return 0
     except Exception as err:  # a bug in fusec, not in the user's input
         if debug:
             raise

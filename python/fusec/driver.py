@@ -137,6 +137,8 @@ def detect_stage(module) -> str:
         return "nvvm" if "llvm.func" in names else "gpu"
     if "scf.parallel" in names or "gpu.launch" in names:
         return "tiled"
+    if "fusec.group" in names:
+        return "fused"
     return "linalg"
 
 

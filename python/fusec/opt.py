@@ -11,6 +11,7 @@ PassManager itself from the flags, in order.
 
 from __future__ import annotations
 
+import os
 import sys
 import textwrap
 import traceback
@@ -190,6 +191,9 @@ def main(argv=None) -> int:
             traceback.print_exc()
         print(f"fusec-opt: {err}" if err.location is None else str(err), file=sys.stderr)
         return 1
+    except BrokenPipeError:  # the reader went away (`| head`): not an error of ours
+        sys.stdout = open(os.devnull, "w")
+        return 0
     except Exception as err:
         if debug:
             raise
