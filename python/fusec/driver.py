@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from typing import Callable
 
 from fusec.dialects import load_fusec_dialect
@@ -45,7 +46,10 @@ def _print(module) -> str:
 def _run(comp: Compilation, start: str, stop: str, on_stage: Callable | None) -> Compilation:
     for stage in STAGES[stage_index(start) + 1: stage_index(stop) + 1]:
         if stage.passes is not None:
-            run_passes(comp.module, stage.passes(comp.options), stage=stage.name, source_name=comp.source_name)
+            try:
+                run_passes(comp.module, stage.passes(comp.options), stage=stage.name, source_name=comp.source_name)
+            except FusecError as err:
+                raise _name_unlowered_op(comp, stage.name, err) from None
             comp.texts[stage.name] = _print(comp.module)
             if stage.name == "linalg":
                 check_supported(comp)
@@ -88,6 +92,22 @@ def check_supported(comp: Compilation) -> None:
     source = f"aten.{', aten.'.join(origin)}" if origin else "a torch op"
     raise FusecError(f"fusec cannot compile {source}: it lowers to '{op.name}', which fusec has no "
                      "GPU lowering for", location=where)
+
+
+_NOT_LEGALIZED = re.compile(r"stage 'linalg' failed: (?P<loc>\S+:\d+:\d+): error: failed to legalize operation "
+                            r"'(?P<op>[\w.]+)'")
+
+
+def _name_unlowered_op(comp: Compilation, stage: str, err: FusecError) -> FusecError:
+    """torch-mlir reports an op it cannot lower by whatever piece failed first, often a constant
+    operand (`torch.constant.int`). Name the ATen op(s) of that model line instead."""
+    match = _NOT_LEGALIZED.match(err.message)
+    origin = list(dict.fromkeys(comp.aten_ops_at.get(match["loc"], []))) if match else []
+    if not origin:
+        return err
+    ops = f"aten.{origin[0]}" if len(origin) == 1 else "one of aten." + ", aten.".join(origin)
+    return FusecError(f"fusec cannot compile this line: {ops} has no linalg lowering in torch-mlir "
+                      f"(it stopped at '{match['op']}')", location=match["loc"], notes=err.notes)
 
 
 def _aten_ops_by_location(module, source_name) -> dict:
