@@ -43,7 +43,7 @@ class Classification:
     reduced_axes: tuple = ()  # reductions: the reduced dims of the input tensor
 
 
-def _maps(op) -> list:
+def indexing_maps(op) -> list:
     return [ir.AffineMapAttr(a).value for a in op.attributes["indexing_maps"]]
 
 
@@ -84,7 +84,7 @@ def classify(op) -> Classification:
         return Classification("contraction", reason=f"{name} is a contraction")
     if name != "linalg.generic":
         return Classification("opaque", reason=f"{name} is not a linalg.generic")
-    maps, iterators = _maps(op), _iterators(op)
+    maps, iterators = indexing_maps(op), _iterators(op)
     body = _body_ops(op)
     if any(inner.name == "linalg.index" or len(inner.regions) for inner in body):
         return Classification("opaque", reason="the body reads loop indices or holds regions")
@@ -103,14 +103,14 @@ def classify(op) -> Classification:
     parallel = [i for i, k in enumerate(iterators) if k == "parallel"]
     full = [m for m in ins if len(_dims_of(m)) == len(iterators)]
     fits = (bool(full) and all(m == full[0] for m in full) and parallel == list(range(len(parallel)))
-            and len(op.opview.outputs) == 1 and _combiner(op) is not None)
+            and len(op.opview.outputs) == 1 and combiner(op) is not None)
     axes = tuple(pos for pos, d in enumerate(_dims_of(full[0])) if d in reduced) if full else ()
     return Classification("reduction", reduced, fits, cost, reduced_axes=axes)
 
 
 def full_input(op):
     """(operand number, map) of the first input read at every loop dim (a reduction's data)."""
-    maps = _maps(op)
+    maps = indexing_maps(op)
     n = len(_iterators(op))
     for j, m in enumerate(maps[:len(op.opview.inputs)]):
         if len(_dims_of(m)) == n:
@@ -126,7 +126,7 @@ def _is_contraction(op, input_maps, reduced) -> bool:
     return both and bool(names & {"arith.mulf", "arith.muli"}) and bool(names & {"arith.addf", "arith.addi"})
 
 
-def _combiner(op):
+def combiner(op):
     """The op that folds an element into the accumulator (`%acc' = arith.addf %x, %acc`), or None."""
     block = op.regions[0].blocks[0]
     acc = block.arguments[len(block.arguments) - 1]
@@ -136,10 +136,6 @@ def _combiner(op):
     if len(users) != 1 or users[0].name not in _COMBINERS or users[0].results[0] != yielded:
         return None
     return users[0]
-
-
-def combiner(op):
-    return _combiner(op)
 
 
 def run(module_op, pass_) -> None:

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from fusec.mlir import ir
 
+from .classify_ops import indexing_maps
+
 FLAG = "fusec-fold-unit-reshapes"
 SUMMARY = "Fold reshapes that only add or drop unit dims into their linalg.generic consumers"
 
@@ -60,7 +62,7 @@ def _fold(reshape) -> None:
         consumer = use.owner
         if consumer.name != "linalg.generic" or use.operand_number >= len(consumer.opview.inputs):
             continue
-        maps = [ir.AffineMapAttr(a).value for a in consumer.attributes["indexing_maps"]]
+        maps = indexing_maps(consumer)
         m = maps[use.operand_number]
         exprs = _source_exprs(reshape, list(m.results))
         if exprs is None:

@@ -25,7 +25,7 @@ from __future__ import annotations
 from fusec.fusion.cost_model import FUSION_MODES, FusionPolicy, Operand, OpNode, form_groups
 from fusec.mlir import ir
 
-from .classify_ops import _maps, classify, full_input
+from .classify_ops import classify, full_input, indexing_maps
 
 FLAG = "fusec-form-groups"
 SUMMARY = "Group linalg ops into fusec.group kernels with the fusion cost model"
@@ -86,8 +86,7 @@ def describe(ops, ret) -> list[OpNode]:
         if _is_linalg(op):
             c = classify(op)
             n_in = len(op.operands) - len(op.results)
-            maps = [ir.AffineMapAttr(a).value for a in op.attributes["indexing_maps"]] \
-                if "indexing_maps" in op.attributes else []
+            maps = indexing_maps(op) if "indexing_maps" in op.attributes else []
             read = list(op.operands[:n_in]) + [v for v in op.operands[n_in:] if v in index]
             shape = _shape(op.results[0])
             if c.kind == "reduction":  # a reduction is described by the tensor it reduces
@@ -126,7 +125,7 @@ def _reads_own_row(producer, consumer, operand_number, consumer_maps) -> bool:
     reduction wrote it: `cmap(in(q)) == out(q)`."""
     if producer.name != "linalg.generic" or classify(producer).kind != "reduction":
         return True
-    out_map, cmap = _maps(producer)[-1], consumer_maps[operand_number]
+    out_map, cmap = indexing_maps(producer)[-1], consumer_maps[operand_number]
     if _shape(consumer.results[0]) == _shape(producer.results[0]):  # a per-row consumer
         return cmap == ir.AffineMap.get_identity(cmap.n_dims, context=cmap.context)
     _, in_map = full_input(producer)

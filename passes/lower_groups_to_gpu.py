@@ -37,7 +37,7 @@ import sys
 from fusec.mlir import ir
 from torch_mlir.dialects import arith, gpu, memref, scf
 
-from .classify_ops import classify, combiner, full_input
+from .classify_ops import classify, combiner, full_input, indexing_maps
 
 FLAG = "fusec-lower-groups-to-gpu"
 SUMMARY = "Lower each fused group of linalg ops on buffers to one gpu.launch (row or flat schedule)"
@@ -78,10 +78,6 @@ def _const(n: int):
     return arith.ConstantOp(ir.IndexType.get(), n).result
 
 
-def _maps(op) -> list:
-    return [ir.AffineMapAttr(a).value for a in op.attributes["indexing_maps"]]
-
-
 def _apply(m, point):
     """Evaluate a projected-permutation map (with constant-0 results) at index values `point`."""
     out = []
@@ -120,7 +116,7 @@ class _Member:
         self.out = view.outputs[0]
         self.kind = classify(op).kind
         if self.kind in ("pointwise", "broadcast"):
-            out_map = _maps(op)[-1]
+            out_map = indexing_maps(op)[-1]
             if out_map != ir.AffineMap.get_identity(out_map.n_dims, context=out_map.context):
                 raise Unsupported("a pointwise op that writes through a permutation")
         self.shape = tuple(ir.MemRefType(self.out.type).shape)
@@ -130,12 +126,11 @@ class _Member:
 class _Kernel:
     """Builds the body of one gpu.launch for a group."""
 
-    def __init__(self, members):
-        self.members = members
+    def __init__(self):
         self.registers = {}  # reduction member -> its value for the current row
         self.cache = {}
 
-    def value(self, member, source, operand, index):
+    def value(self, source, operand, index):
         """The element of `operand` at `index`: from memory, or computed by the member `source`."""
         if source is None:
             return memref.LoadOp(operand, index).result
@@ -153,14 +148,14 @@ class _Kernel:
         if key in self.cache:
             return self.cache[key]
         op = member.op
-        maps = _maps(op)
+        maps = indexing_maps(op)
         block = op.regions[0].blocks[0]
         mapping = {}
         for j, arg in enumerate(block.arguments):
             if j < member.n_inputs:
-                mapping[arg] = self.value(member, member.sources[j], member.inputs[j], _apply(maps[j], index))
+                mapping[arg] = self.value(member.sources[j], member.inputs[j], _apply(maps[j], index))
             elif len(list(arg.uses)):
-                mapping[arg] = self.value(member, member.sources[j], member.out, _apply(maps[j], index))
+                mapping[arg] = self.value(member.sources[j], member.out, _apply(maps[j], index))
         result = self._clone_body(op, mapping)
         self.cache[key] = result
         return result
@@ -169,12 +164,12 @@ class _Kernel:
         """The element folded into the accumulator at iteration point `point`, and the combiner."""
         op = member.op
         comb = combiner(op)
-        maps = _maps(op)
+        maps = indexing_maps(op)
         block = op.regions[0].blocks[0]
         acc = block.arguments[len(block.arguments) - 1]
         mapping = {}
         for j in range(member.n_inputs):
-            mapping[block.arguments[j]] = self.value(member, member.sources[j], member.inputs[j],
+            mapping[block.arguments[j]] = self.value(member.sources[j], member.inputs[j],
                                                      _apply(maps[j], point))
         x = comb.operands[1] if comb.operands[0] == acc else comb.operands[0]
         return self._clone_body(op, mapping, stop=comb, want=x), comb
@@ -205,7 +200,7 @@ def _analyse(ops):
     return members, latest
 
 
-def _outputs(members, latest, group_ops):
+def _outputs(latest, group_ops):
     """(buffer, final writer) for every buffer the group writes that something else reads."""
     last = group_ops[-1].operation
     outs = []
@@ -249,7 +244,7 @@ def _check_order(group_ops, members, latest) -> None:
 def lower_group(group_ops, threads: int) -> None:
     members, latest = _analyse(group_ops)
     _check_order(group_ops, members, latest)
-    outputs = _outputs(members, latest, group_ops)
+    outputs = _outputs(latest, group_ops)
     reductions = [m for m in members if m.kind == "reduction"]
     anchor = group_ops[-1]
     with ir.InsertionPoint(anchor.operation), anchor.location:
@@ -269,7 +264,7 @@ def _launch(grid: int, block: int, made: list):
     one = _const(1)
     launch = gpu.LaunchOp((_const(grid), one, one), (_const(block), one, one))
     made.append(launch)
-    return launch, launch.regions[0].blocks[0]
+    return launch.regions[0].blocks[0]
 
 
 def _row_kernel(members, reductions, outputs, threads, made):
@@ -295,13 +290,13 @@ def _row_kernel(members, reductions, outputs, threads, made):
     for buf, writer in outputs:
         if writer.shape != full and writer.shape not in per_row:
             raise Unsupported(f"output of shape {list(writer.shape)} in a group over {list(full)}")
-    launch, body = _launch(n_rows, block_threads, made)
+    body = _launch(n_rows, block_threads, made)
     bx, tx = body.arguments[0], body.arguments[3]
-    kernel = _Kernel(members)
+    kernel = _Kernel()
     with ir.InsertionPoint(body):
         row = _delinearize(bx, list(rows)) if rows else []
         c_cols, c_step = _const(n_cols), _const(block_threads)
-        reduced_index = lambda z: _apply(_maps(z.op)[-1], row + [_const(0)] * len(cols))  # noqa: E731
+        reduced_index = lambda z: _apply(indexing_maps(z.op)[-1], row + [_const(0)] * len(cols))  # noqa: E731
         for z in reductions:
             element_type = ir.MemRefType(z.out.type).element_type
             comb_name = combiner(z.op).name
@@ -318,7 +313,7 @@ def _row_kernel(members, reductions, outputs, threads, made):
             total = gpu.AllReduceOp(loop.results[0], op=ir.Attribute.parse(f"#gpu<all_reduce_op {_ALL_REDUCE[comb_name]}>"),
                                     uniform=True).result
             kernel.cache = {}
-            start = kernel.value(z, z.sources[-1], z.out, reduced_index(z))
+            start = kernel.value(z.sources[-1], z.out, reduced_index(z))
             kernel.registers[z] = ir.Operation.create(comb_name, results=[element_type], operands=[start, total],
                                                       attributes=_attributes(combiner(z.op))
                                                       ).result
@@ -330,7 +325,7 @@ def _row_kernel(members, reductions, outputs, threads, made):
                 kernel.cache = {}
                 point = _apply(in_map, row + _delinearize(loop.induction_variable, list(cols)))
                 for buf, writer in row_outputs:
-                    memref.StoreOp(kernel.value(None, writer, buf, point), buf, point)
+                    memref.StoreOp(kernel.value(writer, buf, point), buf, point)
                 scf.YieldOp([])
         if scalar_outputs:
             is_first = arith.CmpIOp(arith.CmpIPredicate.eq, tx, _const(0)).result
@@ -339,7 +334,7 @@ def _row_kernel(members, reductions, outputs, threads, made):
                 kernel.cache = {}
                 for buf, writer in scalar_outputs:
                     index = reduced_index(per_row[writer.shape])
-                    memref.StoreOp(kernel.value(None, writer, buf, index), buf, index)
+                    memref.StoreOp(kernel.value(writer, buf, index), buf, index)
                 scf.YieldOp([])
         gpu.TerminatorOp()
 
@@ -352,9 +347,9 @@ def _flat_kernel(members, reductions, outputs, threads, made):
     total = math.prod(shape)
     if total == 0:
         return
-    launch, body = _launch(-(-total // threads), threads, made)
+    body = _launch(-(-total // threads), threads, made)
     bx, tx = body.arguments[0], body.arguments[3]
-    kernel = _Kernel(members)
+    kernel = _Kernel()
     with ir.InsertionPoint(body):
         linear = arith.AddIOp(arith.MulIOp(bx, _const(threads)).result, tx).result
         inside = arith.CmpIOp(arith.CmpIPredicate.ult, linear, _const(total)).result
@@ -362,7 +357,7 @@ def _flat_kernel(members, reductions, outputs, threads, made):
         with ir.InsertionPoint(branch.then_block):
             point = _delinearize(linear, list(shape)) if shape else []
             for buf, writer in outputs:
-                memref.StoreOp(kernel.value(None, writer, buf, point), buf, point)
+                memref.StoreOp(kernel.value(writer, buf, point), buf, point)
             scf.YieldOp([])
         gpu.TerminatorOp()
 

@@ -14,9 +14,8 @@ import json
 import os
 import re
 import sys
-import traceback
 
-from .diagnostics import FusecError
+from .diagnostics import FusecError, run_tool
 from .stages import STAGE_NAMES, STAGES
 
 _EXTENSIONS = {"llvm": "ll", "ptx": "ptx"}
@@ -149,8 +148,8 @@ def _summary(source: str, comp, ptx_path: str) -> None:
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    debug = "--debug" in argv
-    try:
+
+    def body() -> int:
         if argv and argv[0] == "run":
             from .run import cmd_run
 
@@ -160,23 +159,8 @@ def main(argv=None) -> int:
 
             return cmd_explain(argv[1:])
         return cmd_compile(argv)
-    except FusecError as err:
-        if debug:
-            traceback.print_exc()
-        print(f"fusec: {err}" if err.location is None else str(err), file=sys.stderr)
-        return 1
-    except BrokenPipeError:  # the reader went away (`| head`): not an error of ours
-        sys.stdout = open(os.devnull, "w")
-        return 0
-    except Exception as err:  # a bug in fusec, not in the user's input
-        if debug:
-            raise
-        print(f"fusec: internal error: {type(err).__name__}: {err}\n"
-              "note: this is a bug in fusec; rerun with --debug for the traceback", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("fusec: interrupted", file=sys.stderr)
-        return 130
+
+    return run_tool("fusec", body, argv)
 
 
 if __name__ == "__main__":

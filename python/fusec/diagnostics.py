@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 
-__all__ = ["FusecError", "format_mlir_diagnostics", "location_to_text"]
+__all__ = ["FusecError", "CapturedDiagnostic", "format_mlir_diagnostics", "location_to_text", "run_tool"]
 
 
 class FusecError(Exception):
@@ -44,6 +44,45 @@ def location_to_text(location, source_name: str | None = None) -> str | None:
         file = source_name  # the path as the user wrote it
     col = match["col"] if match["col"] != "0" else "1"  # importers write 0 for "no column"; columns start at 1
     return f"{file}:{match['line']}:{col}"
+
+
+class CapturedDiagnostic:
+    """A copy of an MLIR diagnostic: MLIR's own object is only valid inside the handler."""
+
+    def __init__(self, diag):
+        self.severity = diag.severity
+        self.location = diag.location
+        self.message = diag.message
+        self.notes = [CapturedDiagnostic(n) for n in diag.notes]
+        self.is_error = "ERROR" in str(diag.severity)
+
+
+def run_tool(prog: str, body, argv: list[str]) -> int:
+    """Run a command-line tool's `body()`: user errors as one message (exit 1), a closed pipe quietly,
+    fusec's own bugs as one line pointing at --debug (exit 2); tracebacks only with --debug."""
+    import sys
+    import traceback
+
+    debug = "--debug" in argv
+    try:
+        return body()
+    except FusecError as err:
+        if debug:
+            traceback.print_exc()
+        print(f"{prog}: {err}" if err.location is None else str(err), file=sys.stderr)
+        return 1
+    except BrokenPipeError:  # the reader went away (`| head`): not an error of ours
+        sys.stdout = open(os.devnull, "w")
+        return 0
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return 130
+    except Exception as err:  # a bug in fusec, not in the user's input
+        if debug:
+            raise
+        print(f"{prog}: internal error: {type(err).__name__}: {err}\n"
+              "note: this is a bug in fusec; rerun with --debug for the traceback", file=sys.stderr)
+        return 2
 
 
 def format_mlir_diagnostics(diagnostics, source_name: str | None = None) -> list[str]:

@@ -116,7 +116,7 @@ def extract_manifest(module, *, ptx_file: str | None = None, arch: str = "sm_90"
         "outputs": outputs,
         "buffers": buffers,
         "steps": steps,
-        "kernels": sorted({launch["kernel"] for launch in launches}, key=[x["kernel"] for x in launches].index),
+        "kernels": list(dict.fromkeys(launch["kernel"] for launch in launches)),  # launch order, once each
     }
 
 

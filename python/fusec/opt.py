@@ -11,12 +11,10 @@ PassManager itself from the flags, in order.
 
 from __future__ import annotations
 
-import os
 import sys
 import textwrap
-import traceback
 
-from .diagnostics import FusecError, format_mlir_diagnostics
+from .diagnostics import CapturedDiagnostic, FusecError, format_mlir_diagnostics, run_tool
 
 SPLIT_MARKER = "// -----"
 _OWN_FLAGS = {"--split-input-file", "--mlir-print-ir-after-all", "--mlir-print-debuginfo", "--debug",
@@ -130,76 +128,54 @@ def process(text: str, source_name: str, elements: list[str], flags: set[str]) -
     for chunk in _chunks(text, "--split-input-file" in flags):
         ctx = new_context()
         captured = []
-        handler = ctx.attach_diagnostic_handler(lambda d: captured.append(_copy(d)) or True)
+        handler = ctx.attach_diagnostic_handler(lambda d: captured.append(CapturedDiagnostic(d)) or True)
         try:
             module = ir.Module.parse(chunk, ctx)
             pm = build_pass_manager(elements, ctx, print_ir_after_all="--mlir-print-ir-after-all" in flags)
             pm.run(module.operation)
             outputs.append(module.operation.get_asm(enable_debug_info="--mlir-print-debuginfo" in flags))
         except ir.MLIRError as err:
-            diags = list(err.error_diagnostics) or [d for d in captured if "ERROR" in str(d.severity)]
+            diags = list(err.error_diagnostics) or [d for d in captured if d.is_error]
             errors += format_mlir_diagnostics(diags, source_name) or [f"{source_name}: error: {err}"]
         finally:
             handler.detach()
     return outputs, errors
 
 
-class _Diag:
-    def __init__(self, d):
-        self.severity, self.location, self.message = d.severity, d.location, d.message
-        self.notes = [_Diag(n) for n in d.notes]
-
-
-def _copy(d):
-    return _Diag(d)
-
-
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    debug = "--debug" in argv
-    try:
-        path, output, elements, flags = parse_args(argv)
-        if flags & {"--help", "-h"}:
-            print(_usage(), end="")
-            return 0
-        if "--help-passes" in flags:
-            print(_pass_descriptions(), end="")
-            return 0
-        if path == "-":
-            text, source_name = sys.stdin.read(), "<stdin>"
-        else:
-            try:
-                with open(path, encoding="utf-8") as f:
-                    text = f.read()
-            except OSError as err:
-                raise FusecError(f"cannot read {path}: {err.strerror}") from None
-            source_name = path
-        outputs, errors = process(text, source_name, elements, flags)
-        result = f"\n{SPLIT_MARKER}\n".join(o.rstrip("\n") for o in outputs) + ("\n" if outputs else "")
-        if output:
-            from .outputs import write_files_atomically
+    return run_tool("fusec-opt", lambda: _main(argv), argv)
 
-            if not errors:
-                write_files_atomically({output: result})
-        else:
-            sys.stdout.write(result)
-        for line in errors:
-            print(line, file=sys.stderr)
-        return 1 if errors else 0
-    except FusecError as err:
-        if debug:
-            traceback.print_exc()
-        print(f"fusec-opt: {err}" if err.location is None else str(err), file=sys.stderr)
-        return 1
-    except BrokenPipeError:  # the reader went away (`| head`): not an error of ours
-        sys.stdout = open(os.devnull, "w")
+
+def _main(argv: list[str]) -> int:
+    path, output, elements, flags = parse_args(argv)
+    if flags & {"--help", "-h"}:
+        print(_usage(), end="")
         return 0
-    except Exception as err:
-        if debug:
-            raise
-        print(f"fusec-opt: internal error: {type(err).__name__}: {err}\n"
-              "note: this is a bug in fusec; rerun with --debug for the traceback", file=sys.stderr)
-        return 2
+    if "--help-passes" in flags:
+        print(_pass_descriptions(), end="")
+        return 0
+    if path == "-":
+        text, source_name = sys.stdin.read(), "<stdin>"
+    else:
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        except OSError as err:
+            raise FusecError(f"cannot read {path}: {err.strerror}") from None
+        source_name = path
+    outputs, errors = process(text, source_name, elements, flags)
+    result = f"\n{SPLIT_MARKER}\n".join(o.rstrip("\n") for o in outputs) + ("\n" if outputs else "")
+    if output:
+        from .outputs import write_files_atomically
+
+        if not errors:
+            write_files_atomically({output: result})
+    else:
+        sys.stdout.write(result)
+    for line in errors:
+        print(line, file=sys.stderr)
+    return 1 if errors else 0
 
 
 if __name__ == "__main__":

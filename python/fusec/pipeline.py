@@ -20,7 +20,7 @@ import tempfile
 
 from fusec.passes import parse_element
 
-from .diagnostics import FusecError, format_mlir_diagnostics
+from .diagnostics import CapturedDiagnostic, FusecError, format_mlir_diagnostics
 from .mlir import ir, passmanager
 
 __all__ = ["build_pass_manager", "run_passes", "repro_command"]
@@ -82,7 +82,7 @@ def run_passes(module, passes: list[str], *, stage: str, source_name: str | None
     pm = build_pass_manager(passes, module.context, print_ir_after_all=print_ir_after_all)
     before = module.operation.get_asm(enable_debug_info=True)
     captured = []
-    handler = module.context.attach_diagnostic_handler(lambda d: captured.append(_Diagnostic(d)) or True)
+    handler = module.context.attach_diagnostic_handler(lambda d: captured.append(CapturedDiagnostic(d)) or True)
     try:
         pm.run(module.operation)
     except ir.MLIRError as err:
@@ -94,17 +94,6 @@ def run_passes(module, passes: list[str], *, stage: str, source_name: str | None
                          notes=notes) from None
     finally:
         handler.detach()
-
-
-class _Diagnostic:
-    """A copy of a diagnostic: MLIR's own object is only valid inside the handler."""
-
-    def __init__(self, diag):
-        self.severity = diag.severity
-        self.location = diag.location
-        self.message = diag.message
-        self.notes = [_Diagnostic(n) for n in diag.notes]
-        self.is_error = "ERROR" in str(diag.severity)
 
 
 def _write_repro(text: str, stage: str) -> str:

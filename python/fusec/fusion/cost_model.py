@@ -186,7 +186,7 @@ class _Former:
             self._new_group(node, "no producer group could take it")
             chosen = self.groups[self.group_of[node.index]]
         else:
-            pre = {p.index: self._shape_rule(chosen, node, o, check=False)[1:] for o, p in edges
+            pre = {p.index: self._shape_rule(chosen, node, o)[1:] for o, p in edges
                    if self._find(self.group_of[p.index]) == chosen.id}
             self._join(chosen, node)
         absorbed = {}
@@ -304,7 +304,7 @@ class _Former:
                               f"{self.policy.max_registers}")
         return True, rule, reason
 
-    def _shape_rule(self, group: Group, node: OpNode, operand: Operand, check: bool = True):
+    def _shape_rule(self, group: Group, node: OpNode, operand: Operand):
         if group.kind in ("contraction", "opaque"):
             return False, 7, f"the producer's group is {group.kind}: such ops end groups"
         if node.kind in POINTWISE_KINDS:
