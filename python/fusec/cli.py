@@ -146,18 +146,22 @@ def _summary(source: str, comp, ptx_path: str) -> None:
         print(f"  {s['kernel']:<16} grid {tuple(s['grid'])} block {tuple(s['block'])}")
 
 
+# `fusec NAME ...` runs SUBCOMMANDS[NAME] ("module:function", imported only when used).
+SUBCOMMANDS = {
+    "run": "fusec.run:cmd_run",
+    "explain": "fusec.explain:cmd_explain",
+}
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
 
     def body() -> int:
-        if argv and argv[0] == "run":
-            from .run import cmd_run
+        if argv and argv[0] in SUBCOMMANDS:
+            import importlib
 
-            return cmd_run(argv[1:])
-        if argv and argv[0] == "explain":
-            from .explain import cmd_explain
-
-            return cmd_explain(argv[1:])
+            module, function = SUBCOMMANDS[argv[0]].split(":")
+            return getattr(importlib.import_module(module), function)(argv[1:])
         return cmd_compile(argv)
 
     return run_tool("fusec", body, argv)
