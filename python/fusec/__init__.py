@@ -4,6 +4,7 @@
     fn = fusec.compile(model, (x, w, up))    # -> a callable on CUDA tensors
     y = fn(x, w, up)
     print(fn.ptx, fn.manifest)
+    ref = fusec.compile(model, (x, w, up), target="cpu")   # the reference: CPU tensors, no GPU needed
 """
 
 from __future__ import annotations
@@ -18,23 +19,30 @@ __version__ = "0.1.0"
 
 
 class CompiledModel:
-    """The result of `fusec.compile`: PTX, launch manifest, every stage's IR, and a callable."""
+    """The result of `fusec.compile`: the kernels (PTX, or the cpu target's llvm-dialect module), the
+    launch manifest, every stage's IR, and a callable."""
 
     def __init__(self, compilation, parameters=()):
         self.compilation = compilation
+        self.target: str = compilation.options.target
         self._parameters = [t for _, t in parameters]  # the model's weights, passed after the inputs
         self._device_parameters = None
-        self.ptx: str = compilation.ptx
+        self.ptx: str | None = compilation.ptx
         self.manifest: dict = compilation.manifest
         self.stages: dict = compilation.texts
         self._executable = None
 
     def __call__(self, *tensors):
         if self._executable is None:
-            from .runtime.cuda import CudaExecutable
+            if self.target == "cpu":
+                from .runtime.cpu import CpuExecutable
 
-            self._executable = CudaExecutable(self.ptx, self.manifest)
-            # Weights already on the GPU are used in place (later updates are seen); CPU weights are
+                self._executable = CpuExecutable(self.compilation.artifact, self.manifest)
+            else:
+                from .runtime.cuda import CudaExecutable
+
+                self._executable = CudaExecutable(self.ptx, self.manifest)
+            # Weights already on the device are used in place (later updates are seen); others are
             # copied once, at this first call.
             self._device_parameters = [t if t.device == self._executable.device else t.to(self._executable.device)
                                        for t in self._parameters]
@@ -44,7 +52,8 @@ class CompiledModel:
 def compile(model, example_inputs, *, dynamic_shapes=None, **options) -> CompiledModel:
     """Compile `model` (an nn.Module or a function of tensors) for `example_inputs`' shapes and dtypes.
 
-    Keyword options are the fields of `CompileOptions` (arch, threads_per_block, opt_level, ...).
+    Keyword options are the fields of `CompileOptions` (target, arch, threads_per_block, ...);
+    `target="cpu"` runs on CPU tensors through MLIR's ExecutionEngine.
     """
     from .driver import compile_spec
     from .frontend import ModelSpec, check_spec

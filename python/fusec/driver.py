@@ -15,7 +15,7 @@ from .manifest import extract_manifest
 from .mlir import ir, new_context
 from .options import CompileOptions
 from .pipeline import run_passes
-from .stages import STAGES, stage_index
+from .stages import stage_names, stages_for
 
 __all__ = ["Compilation", "compile_spec", "compile_mlir_file", "detect_stage"]
 
@@ -35,6 +35,11 @@ class Compilation:
     aten_ops_at: dict = dataclasses.field(default_factory=dict)  # "file:line:col" -> ATen op names
 
     @property
+    def artifact(self) -> str | None:
+        """What the runtime loads: PTX (cuda target) or the llvm-dialect module (cpu target)."""
+        return self.texts.get("llvm") if self.options.target == "cpu" else self.ptx
+
+    @property
     def kernels(self) -> list[str]:
         return self.manifest["kernels"] if self.manifest else []
 
@@ -44,7 +49,8 @@ def _print(module) -> str:
 
 
 def _run(comp: Compilation, start: str, stop: str, on_stage: Callable | None) -> Compilation:
-    for stage in STAGES[stage_index(start) + 1: stage_index(stop) + 1]:
+    stages, names = stages_for(comp.options.target), stage_names(comp.options.target)
+    for stage in stages[names.index(start) + 1: names.index(stop) + 1]:
         if stage.passes is not None:
             try:
                 run_passes(comp.module, stage.passes(comp.options), stage=stage.name, source_name=comp.source_name)
@@ -53,7 +59,7 @@ def _run(comp: Compilation, start: str, stop: str, on_stage: Callable | None) ->
             comp.texts[stage.name] = _print(comp.module)
             if stage.name == "linalg":
                 check_supported(comp)
-            if stage.name == "gpu":
+            if stage.host_final:
                 _extract_manifest(comp)
         elif stage.name == "llvm":
             if comp.manifest is None:
@@ -125,17 +131,31 @@ def _aten_ops_by_location(module, source_name) -> dict:
 
 
 def _extract_manifest(comp: Compilation) -> None:
-    manifest = extract_manifest(comp.module, arch=comp.options.arch, source_name=comp.source_name)
+    o = comp.options
+    manifest = extract_manifest(comp.module, target=o.target, arch=o.arch if o.target == "cuda" else None,
+                                source_name=comp.source_name)
     n_user = len(manifest["inputs"]) - len(comp.parameters)
     for spec, name in zip(manifest["inputs"][n_user:], comp.parameters):
         spec.update(role="parameter", parameter=name)
     comp.manifest = manifest
 
 
-def compile_spec(spec, options: CompileOptions, *, stop: str = "ptx", on_stage: Callable | None = None) -> Compilation:
-    """Compile a frontend.ModelSpec (a model and example inputs) up to `stop`."""
+def _last_stage(options: CompileOptions, stop: str | None) -> str:
+    names = stage_names(options.target)
+    if stop is None:
+        return names[-1]
+    if stop not in names:
+        raise FusecError(f"--emit {stop}: the {options.target} target has no stage '{stop}' "
+                         f"(its stages: {', '.join(names)})")
+    return stop
+
+
+def compile_spec(spec, options: CompileOptions, *, stop: str | None = None,
+                 on_stage: Callable | None = None) -> Compilation:
+    """Compile a frontend.ModelSpec (a model and example inputs) up to `stop` (default: the last stage)."""
     from .frontend import import_to_torch_dialect
 
+    stop = _last_stage(options, stop)
     module = import_to_torch_dialect(spec, upcast_low_precision=options.upcast_low_precision)
     load_fusec_dialect(module.context)
     comp = Compilation(options, spec.source, module, parameters=[n for n, _ in spec.parameters])
@@ -146,25 +166,40 @@ def compile_spec(spec, options: CompileOptions, *, stop: str = "ptx", on_stage: 
     return _run(comp, "torch", stop, on_stage)
 
 
-def detect_stage(module) -> str:
+def detect_stage(module, target: str = "cuda") -> str:
     """The stage an `.mlir` module is at, from the ops it holds."""
     names = set()
+    kernels = []
     module.operation.walk(lambda op: names.add(op.name) or ir.WalkResult.ADVANCE)
+    for op in module.body.operations:
+        if op.operation.name == "func.func" and "fusec.kernel" in op.attributes:
+            kernels.append(op)
     dialects = {n.split(".", 1)[0] for n in names}
     if "torch" in dialects:
         return "torch"
     if "gpu.module" in names:
-        return "nvvm" if "llvm.func" in names else "gpu"
-    if "scf.parallel" in names or "gpu.launch" in names:
-        return "tiled"
-    if "fusec.group" in names:
+        stage = "nvvm" if "llvm.func" in names else "gpu"
+    elif "scf.parallel" in names or "gpu.launch" in names:
+        stage = "tiled"
+    elif kernels:
+        stage = "tiled"
+    elif "llvm.func" in names:
+        stage = "llvm"
+    elif "fusec.group" in names:
         return "fused"
-    return "linalg"
+    else:
+        return "linalg"
+    cpu = bool(kernels) or (stage == "llvm" and "gpu.module" not in names)
+    if cpu != (target == "cpu"):
+        raise FusecError(f"this module is at stage '{stage}' of the {'cpu' if cpu else 'cuda'} target; "
+                         f"compile it with --target {'cpu' if cpu else 'cuda'}")
+    return stage
 
 
-def compile_mlir_file(path: str, options: CompileOptions, *, stop: str = "ptx",
+def compile_mlir_file(path: str, options: CompileOptions, *, stop: str | None = None,
                       on_stage: Callable | None = None) -> Compilation:
     """Compile an `.mlir` file, starting at the stage it is in."""
+    stop = _last_stage(options, stop)
     if not os.path.isfile(path):
         raise FusecError(f"no such file: {path}")
     ctx = new_context()
@@ -175,8 +210,12 @@ def compile_mlir_file(path: str, options: CompileOptions, *, stop: str = "ptx",
         raise FusecError(lines[0].split(": error: ", 1)[-1] if lines else str(err),
                          location=lines[0].split(": error: ", 1)[0] if lines and ": error: " in lines[0] else None,
                          notes=lines[1:]) from None
-    start = detect_stage(module)
-    if stage_index(stop) < stage_index(start):
+    start = detect_stage(module, options.target)
+    names = stage_names(options.target)
+    if start == "llvm" and options.target == "cpu":
+        raise FusecError(f"{path} is at the cpu target's last stage; start from 'tiled' or earlier, "
+                         "where the launch manifest can still be read")
+    if names.index(stop) < names.index(start):
         raise FusecError(f"{path} is already at stage '{start}', past --emit {stop}")
     comp = Compilation(options, path, module)
     comp.texts[start] = _print(module)

@@ -48,11 +48,12 @@ def _constant_value(op):
     return None
 
 
-def extract_manifest(module, *, ptx_file: str | None = None, arch: str = "sm_90",
+def extract_manifest(module, *, target: str = "cuda", arch: str | None = "sm_90",
                      source_name: str | None = None) -> dict:
-    """Build the manifest from a module at the `gpu` (or later) stage."""
+    """Build the manifest from a module whose host function is final (cuda: the `gpu` stage, cpu:
+    the `tiled` stage, where kernels are functions marked `fusec.kernel` that the host calls)."""
     funcs = [op for op in module.body.operations if op.operation.name == "func.func"
-             and len(op.regions[0].blocks) > 0]
+             and len(op.regions[0].blocks) > 0 and "fusec.kernel" not in op.attributes]
     if len(funcs) != 1:
         raise FusecError(f"expected one host function, found {len(funcs)}")
     func = funcs[0]
@@ -87,8 +88,8 @@ def extract_manifest(module, *, ptx_file: str | None = None, arch: str = "sm_90"
             if src is None or src[0] != "buffer":
                 raise FusecError(f"{opname} of an unknown buffer", location=where(op))
             values[op.result] = ("view", src[1], shape, dtype)
-        elif opname == "gpu.launch_func":
-            launch = _launch(op.opview, values, where(op))
+        elif opname in ("gpu.launch_func", "func.call"):
+            launch = (_launch if opname == "gpu.launch_func" else _call)(op.opview, values, where(op))
             launches.append(launch)
             steps.append({"op": "launch", **launch})
         elif opname == "memref.copy":
@@ -109,7 +110,8 @@ def extract_manifest(module, *, ptx_file: str | None = None, arch: str = "sm_90"
             buf["role"] = "output"
     return {
         "format": FORMAT,
-        "ptx": ptx_file,
+        "target": target,
+        "ptx" if target == "cuda" else "module": None,  # the file the kernels are in (set when written)
         "arch": arch,
         "function": name,
         "inputs": inputs,
@@ -144,17 +146,9 @@ def _dim(value, values, what, where) -> int:
     return ref[2]
 
 
-def _launch(launch, values, where) -> dict:
-    if len(launch.asyncDependencies) or launch.asyncToken is not None:
-        raise FusecError("asynchronous launches are not supported", location=where)
-    grid = [_dim(v, values, "grid size", where) for v in (launch.gridSizeX, launch.gridSizeY, launch.gridSizeZ)]
-    block = [_dim(v, values, "block size", where) for v in (launch.blockSizeX, launch.blockSizeY, launch.blockSizeZ)]
-    shared = launch.dynamicSharedMemorySize
-    shared_bytes = _dim(shared, values, "dynamic shared memory size", where) if shared is not None else 0
-    if math.prod(block) > 1024:
-        raise FusecError(f"block of {block} threads exceeds 1024", location=where)
+def _kernel_args(operands, values, where) -> list[dict]:
     args = []
-    for v in launch.kernelOperands:
+    for v in operands:
         ref = values.get(v)
         if ref is None:
             raise FusecError("kernel argument computed on the host is not supported yet", location=where)
@@ -164,5 +158,25 @@ def _launch(launch, values, where) -> dict:
             args.append({"kind": "scalar", "type": _SCALAR_TYPES[ref[1]], "value": ref[2]})
         else:
             args.append({"kind": "buffer", "name": ref[1]})
+    return args
+
+
+def _call(call, values, where) -> dict:
+    """A cpu kernel call: one "thread" runs the whole kernel."""
+    kernel = ir.FlatSymbolRefAttr(call.attributes["callee"]).value
+    return {"kernel": kernel, "grid": [1, 1, 1], "block": [1, 1, 1], "shared_bytes": 0,
+            "args": _kernel_args(call.operands, values, where)}
+
+
+def _launch(launch, values, where) -> dict:
+    if len(launch.asyncDependencies) or launch.asyncToken is not None:
+        raise FusecError("asynchronous launches are not supported", location=where)
+    grid = [_dim(v, values, "grid size", where) for v in (launch.gridSizeX, launch.gridSizeY, launch.gridSizeZ)]
+    block = [_dim(v, values, "block size", where) for v in (launch.blockSizeX, launch.blockSizeY, launch.blockSizeZ)]
+    shared = launch.dynamicSharedMemorySize
+    shared_bytes = _dim(shared, values, "dynamic shared memory size", where) if shared is not None else 0
+    if math.prod(block) > 1024:
+        raise FusecError(f"block of {block} threads exceeds 1024", location=where)
+    args = _kernel_args(launch.kernelOperands, values, where)
     kernel = ir.SymbolRefAttr(launch.attributes["kernel"]).value[-1]
     return {"kernel": kernel, "grid": grid, "block": block, "shared_bytes": shared_bytes, "args": args}

@@ -9,8 +9,9 @@ import re
 
 from .diagnostics import FusecError
 
-__all__ = ["CompileOptions"]
+__all__ = ["CompileOptions", "TARGETS"]
 
+TARGETS = ("cuda", "cpu")
 _ARCH = re.compile(r"^sm_(\d+)a?$")
 
 
@@ -18,6 +19,7 @@ _ARCH = re.compile(r"^sm_(\d+)a?$")
 class CompileOptions:
     """Every knob of a compile. Change one with `dataclasses.replace` or keyword arguments."""
 
+    target: str = "cuda"  # cuda (PTX for NVIDIA GPUs) | cpu (MLIR's ExecutionEngine, the reference)
     arch: str = "sm_90"  # NVPTX target (compute capability)
     ptx_features: str = "+ptx80"  # PTX ISA version the module is written for
     threads_per_block: int = 256  # threads along the innermost parallel dim in the simple mapping
@@ -27,6 +29,8 @@ class CompileOptions:
     max_registers: int = 128  # fusion rule 6: estimated registers per thread a kernel may use
 
     def __post_init__(self):
+        if self.target not in TARGETS:
+            raise FusecError(f"--target must be {' or '.join(TARGETS)}, not {self.target!r}")
         if not _ARCH.match(self.arch):
             raise FusecError(f"--arch must look like sm_90, not {self.arch!r}")
         if int(_ARCH.match(self.arch).group(1)) < 70:

@@ -1,4 +1,4 @@
-"""`fusec run MODEL.py`: compile, launch on the GPU, compare with PyTorch eager, time the kernels.
+"""`fusec run MODEL.py`: compile, run (on the GPU, or `--target cpu`), compare with PyTorch eager, time it.
 
 The model runs on its `example_inputs` and on fresh random inputs of the same shapes and dtypes.
 Tolerance: max abs error <= 1e-5 x max|ref| in fp32, 1e-2 x max|ref| in bf16/fp16.
@@ -64,6 +64,8 @@ def _eager(model, inputs):
 def _time_us(fn, inputs, repeat: int) -> float:
     import torch
 
+    if inputs[0].device.type == "cpu":
+        return _time_cpu_us(fn, inputs, repeat)
     for _ in range(3):
         fn(*inputs)
     times = []
@@ -77,24 +79,50 @@ def _time_us(fn, inputs, repeat: int) -> float:
     return statistics.median(times)
 
 
+def _time_cpu_us(fn, inputs, repeat: int) -> float:
+    import time
+
+    fn(*inputs)
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn(*inputs)
+        times.append((time.perf_counter() - start) * 1e6)
+    return statistics.median(times)
+
+
+def _executable(comp):
+    """The runtime of the compile's target, poisoning its buffers; and the device's name."""
+    if comp.options.target == "cpu":
+        import platform
+
+        from .runtime.cpu import CpuExecutable
+
+        return CpuExecutable(comp.artifact, comp.manifest, poison=True), f"the cpu ({platform.machine()})"
+    import torch
+
+    from .runtime.cuda import CudaExecutable, cuda_available
+
+    if not cuda_available():
+        raise FusecError("fusec run needs a CUDA GPU and none is available on this machine "
+                         "(`fusec run --target cpu` runs the cpu reference target)")
+    exe = CudaExecutable(comp.ptx, comp.manifest, poison=True)
+    return exe, f"{torch.cuda.get_device_name(exe.device)} ({comp.options.arch})"
+
+
 def cmd_run(argv) -> int:
     import torch
 
     args = _parser().parse_args(argv)
-    from .runtime.cuda import CudaExecutable, cuda_available
-
-    if not cuda_available():
-        raise FusecError("fusec run needs a CUDA GPU and none is available on this machine")
-    from .driver import compile_spec
     from .cli import _options
+    from .driver import compile_spec
     from .frontend import load_model_file
 
     spec = load_model_file(args.input)
     comp = compile_spec(spec, _options(args))
-    exe = CudaExecutable(comp.ptx, comp.manifest, poison=True)
+    exe, name = _executable(comp)
     device = exe.device
-    name = torch.cuda.get_device_name(device)
-    print(f"fusec run: {args.input} on {name} ({args.arch}): {len(comp.kernels)} kernel{'s' if len(comp.kernels) != 1 else ''}")
+    print(f"fusec run: {args.input} on {name}: {len(comp.kernels)} kernel{'s' if len(comp.kernels) != 1 else ''}")
     gen = torch.Generator().manual_seed(args.seed)
     cases = [("example inputs", spec.example_inputs),
              ("random inputs", tuple(random_like(t, gen) for t in spec.example_inputs))]
@@ -117,6 +145,7 @@ def cmd_run(argv) -> int:
     inputs = tuple(t.to(device) for t in spec.example_inputs) + tuple(params)
     exe.poison = False  # time the kernels, not the poisoning
     us = _time_us(exe, inputs, args.repeat)
-    print(f"  time: {us:.1f} us per call (median of {args.repeat}, CUDA events, {len(comp.manifest['steps'])} steps)")
+    clock = "CUDA events" if device.type == "cuda" else "wall clock"
+    print(f"  time: {us:.1f} us per call (median of {args.repeat}, {clock}, {len(comp.manifest['steps'])} steps)")
     print("PASS" if ok else "FAIL")
     return 0 if ok else 1

@@ -12,6 +12,14 @@ input starts at the stage it is in.
 | nvvm   | llvm/nvvm dialects in the gpu.module | convert-gpu-to-nvvm (libdevice calls for math)      |
 | llvm   | LLVM IR text of the kernels          | MLIR's LLVM IR translation                          |
 | ptx    | PTX text                             | llvmlite NVPTX back end, libdevice linked, O3       |
+
+The cpu target (`--target cpu`, the reference that checks numerics where there is no GPU) shares the
+stages up to `fused`, then takes its own way down:
+
+| stage  | IR                                          | made by                                      |
+|--------|---------------------------------------------|----------------------------------------------|
+| tiled  | buffers; each group a function the host calls | bufferization, group outlining             |
+| llvm   | llvm dialect, run by MLIR's ExecutionEngine | linalg to loops, libm calls, LLVM lowering   |
 """
 
 from __future__ import annotations
@@ -21,7 +29,7 @@ from typing import Callable
 
 from .options import CompileOptions
 
-__all__ = ["Stage", "STAGES", "STAGE_NAMES", "stage_index"]
+__all__ = ["Stage", "STAGES", "STAGE_NAMES", "stages_for", "stage_names"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -30,6 +38,8 @@ class Stage:
     summary: str
     # MLIR stages: the passes (fusec-opt pipeline elements) that take the previous stage to this one.
     passes: Callable[[CompileOptions], list[str]] | None = None
+    # The host function is final after this stage: the launch manifest is read from it.
+    host_final: bool = False
 
 
 def _fuse(o: CompileOptions) -> list[str]:
@@ -50,16 +60,39 @@ def _bufferize_and_map(o: CompileOptions) -> list[str]:
     ]
 
 
-STAGES: list[Stage] = [
+def _bufferize_and_outline(o: CompileOptions) -> list[str]:
+    return [
+        "fusec-dissolve-groups",
+        "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}",
+        "fusec-outline-groups-to-functions",
+        "canonicalize",
+    ]
+
+
+def _lower_to_host_llvm(o: CompileOptions) -> list[str]:
+    # Kernels take bare pointers, as the GPU kernels do, so the runtime passes a tensor's address.
+    # rsqrt has no libm function: it is expanded (1/sqrt); bf16 casts become integer arithmetic.
+    return [
+        "func.func(convert-linalg-to-loops)", "expand-strided-metadata", "lower-affine",
+        "math-expand-ops{ops=fpowi,rsqrt}", "arith-expand{include-bf16=true}", "convert-math-to-libm",
+        "convert-scf-to-cf", "convert-math-to-llvm", "convert-arith-to-llvm", "finalize-memref-to-llvm",
+        "convert-cf-to-llvm", "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1}",
+        "reconcile-unrealized-casts",
+    ]
+
+
+_SHARED: list[Stage] = [
     Stage("torch", "torch dialect, from torch.export and torch-mlir's FX importer"),
     Stage("linalg", "linalg on tensors, by torch-mlir's backend pipeline",
           lambda o: ["torch-backend-to-linalg-on-tensors-backend-pipeline"]),
     Stage("fused", "linalg ops grouped into fusec.group kernels by the fusion cost model", _fuse),
+]
+STAGES: list[Stage] = _SHARED + [
     Stage("tiled", "bufferized loops, tiled and mapped to blocks and threads", _bufferize_and_map),
     Stage("gpu", "host function launching kernels of one gpu.module",
           lambda o: ["func.func(convert-parallel-loops-to-gpu)", "lower-affine", "canonicalize",
                      "gpu-launch-sink-index-computations", "gpu-kernel-outlining",
-                     "fusec-merge-gpu-modules", "canonicalize", "cse"]),
+                     "fusec-merge-gpu-modules", "canonicalize", "cse"], host_final=True),
     Stage("nvvm", "kernels in the llvm and nvvm dialects",
           lambda o: ["gpu.module(math-expand-ops{ops=fpowi}, convert-scf-to-cf, "
                      "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1}, canonicalize, cse)",
@@ -67,8 +100,19 @@ STAGES: list[Stage] = [
     Stage("llvm", "LLVM IR of the kernels"),
     Stage("ptx", "PTX of every kernel in one module"),
 ]
+CPU_STAGES: list[Stage] = _SHARED + [
+    Stage("tiled", "bufferized; each group a function (a CPU kernel) the host function calls",
+          _bufferize_and_outline, host_final=True),
+    Stage("llvm", "host function and kernels in the llvm dialect, for MLIR's ExecutionEngine",
+          _lower_to_host_llvm),
+]
+# Every stage name, in order: the choices of --emit.
 STAGE_NAMES = [s.name for s in STAGES]
 
 
-def stage_index(name: str) -> int:
-    return STAGE_NAMES.index(name)
+def stages_for(target: str) -> list[Stage]:
+    return CPU_STAGES if target == "cpu" else STAGES
+
+
+def stage_names(target: str) -> list[str]:
+    return [s.name for s in stages_for(target)]

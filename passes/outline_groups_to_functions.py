@@ -1,0 +1,156 @@
+"""--fusec-outline-groups-to-functions: make each fused group (on buffers) a function the host calls.
+
+The CPU target's counterpart of `--fusec-lower-groups-to-gpu` + kernel outlining. After
+bufferization the ops of a group carry `fusec.group = <id>` (--fusec-dissolve-groups). This pass
+moves each run of consecutive ops of one group into a new `func.func @<host>_kernel_<n>` marked
+`fusec.kernel`, whose arguments are the buffers the run uses, and leaves a `func.call` in its place.
+The host function then holds what the GPU host function holds after outlining (allocations,
+constants, buffer views, calls in order, copies, the return), so the launch manifest reads both the
+same way and the CPU runtime performs the same steps.
+
+Buffer allocations, constants and views are first hoisted to the top of the host function (they
+have no side effects and depend only on each other and the arguments), so that only the group's
+own ops are left between its ops. An op without a group tag becomes a kernel of its own;
+`memref.copy` and `memref.dealloc` stay on the host, as the manifest's copy steps.
+
+Before:
+    func.func @main(%x: memref<8x4096xf32>) -> memref<8x4096xf32> {
+      %acc = memref.alloc() : memref<8x1xf32>
+      linalg.fill {fusec.group = 0} ins(%cst) outs(%acc)
+      linalg.generic {fusec.group = 0} ins(%x) outs(%acc) ...
+      ...
+After:
+    func.func @main(%x: memref<8x4096xf32>) -> memref<8x4096xf32> {
+      %acc = memref.alloc() : memref<8x1xf32>
+      call @main_kernel_0(%x, %acc, %out) : (...) -> ()
+      ...
+    func.func @main_kernel_0(%arg0: memref<8x4096xf32>, %arg1: memref<8x1xf32>, ...) attributes {fusec.kernel} {
+      linalg.fill ins(%cst) outs(%arg1)
+      ...
+"""
+
+from __future__ import annotations
+
+from fusec.mlir import ir
+from torch_mlir.dialects import func, memref
+
+FLAG = "fusec-outline-groups-to-functions"
+SUMMARY = "Outline each fused group of ops on buffers into a function the host calls (CPU target)"
+
+_HOISTED = ("memref.alloc", "memref.alloca", "arith.constant",
+            "memref.expand_shape", "memref.collapse_shape", "memref.cast")
+_HOST_ONLY = ("memref.copy", "memref.dealloc", "func.return", "func.call")
+
+
+def _symbol(op) -> str:
+    return ir.StringAttr(op.attributes["sym_name"]).value
+
+
+def _group(op):
+    return int(ir.IntegerAttr(op.attributes["fusec.group"]).value) if "fusec.group" in op.attributes else None
+
+
+def _runs(block) -> list[list]:
+    """Consecutive ops of one group (an untagged op is a run of its own), in order."""
+    runs, last = [], None
+    for op in block.operations:
+        op = op.operation
+        if op.name in _HOST_ONLY or op.name in _HOISTED:
+            last = None
+            continue
+        group = _group(op)
+        if runs and group is not None and group == last:
+            runs[-1].append(op)
+        else:
+            runs.append([op])
+        last = group
+    return runs
+
+
+def _ancestor_in(op, members: set) -> bool:
+    """Is `op` (or an op enclosing it) one of `members`?"""
+    while op is not None and op.name != "func.func":
+        if op in members:
+            return True
+        op = op.parent.operation if op.parent is not None else None
+    return False
+
+
+def _defined_in(value, members: set) -> bool:
+    owner = value.owner
+    op = owner.owner.operation if isinstance(owner, ir.Block) else owner.operation
+    return _ancestor_in(op, members)
+
+
+def _is_alloc(value) -> bool:
+    return isinstance(value.owner, (ir.Operation, ir.OpView)) and value.owner.operation.name == "memref.alloc"
+
+
+def _outline(module_body, run: list, name: str) -> None:
+    members = set(run)
+    outside = []  # values defined outside the run and used in it, in order of first use
+
+    def collect(op):
+        for value in op.operands:
+            if not _defined_in(value, members) and value not in outside:
+                outside.append(value)
+        return ir.WalkResult.ADVANCE
+
+    for op in run:
+        op.walk(collect)
+        for result in op.results:
+            if any(not _ancestor_in(use.owner.operation, members) for use in result.uses):
+                raise ValueError(f"{op.name} of {name} defines a value used outside its group")
+    constants = [v for v in outside if isinstance(v.owner, (ir.Operation, ir.OpView))
+                 and v.owner.operation.name == "arith.constant"]
+    buffers = [v for v in outside if v not in constants]
+    for value in buffers:
+        if not isinstance(value.type, ir.MemRefType):
+            raise ValueError(f"{name} uses a host value of type {value.type} that is neither a buffer nor a constant")
+
+    # A buffer allocated on the host and used only by this run is the group's scratch: it moves
+    # into the kernel (as the GPU kernel keeps such values in registers), out of the manifest.
+    scratch = [v for v in buffers if _is_alloc(v) and all(_ancestor_in(u.owner.operation, members) for u in v.uses)]
+    buffers = [v for v in buffers if v not in scratch]
+    location = run[0].location
+    with ir.InsertionPoint(run[0]):
+        func.CallOp([], ir.FlatSymbolRefAttr.get(name), buffers, loc=location)
+    with ir.InsertionPoint(module_body):
+        kernel = func.FuncOp(name, ([v.type for v in buffers], []), loc=location)
+    kernel.attributes["fusec.kernel"] = ir.UnitAttr.get()
+    entry = kernel.add_entry_block([location] * len(buffers))
+    with ir.InsertionPoint(entry):
+        replacements = {v: v.owner.clone().result for v in constants + scratch}
+        replacements.update(zip(buffers, entry.arguments))
+        ret = func.ReturnOp([], loc=location)
+    for op in run:
+        op.move_before(ret)
+    with ir.InsertionPoint(ret):
+        for value in scratch:
+            memref.DeallocOp(replacements[value], loc=location)
+
+    def redirect(op):
+        for i, value in enumerate(op.operands):
+            if value in replacements:
+                op.operands[i] = replacements[value]
+        return ir.WalkResult.ADVANCE
+
+    for op in run:
+        op.walk(redirect)
+    for value in scratch:
+        value.owner.operation.erase()
+
+
+def run(module_op, pass_) -> None:
+    body = module_op.regions[0].blocks[0]
+    hosts = [op.operation for op in body.operations if op.operation.name == "func.func"
+             and len(op.regions[0].blocks) and "fusec.kernel" not in op.attributes]
+    for host in hosts:
+        block = host.regions[0].blocks[0]
+        ops = [op.operation for op in block.operations]
+        anchor = next(op for op in ops if op.name not in _HOISTED)
+        for op in ops:
+            if op.name in _HOISTED:
+                op.move_before(anchor)
+        for n, run_ops in enumerate(_runs(block)):
+            _outline(body, run_ops, f"{_symbol(host)}_kernel_{n}")

@@ -1,0 +1,53 @@
+"""Run a model compiled for the cpu target with MLIR's ExecutionEngine.
+
+The cpu target's module is the host function and its kernels in the llvm dialect; every kernel
+takes its buffers as bare pointers, as the GPU kernels do. The ExecutionEngine JIT-compiles the
+module once; the manifest's steps then call the kernels in order on CPU tensors.
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+import torch
+
+from ..diagnostics import FusecError
+from .executable import SCALAR_CTYPES, Executable
+
+__all__ = ["CpuExecutable"]
+
+_PACKED = ctypes.CFUNCTYPE(None, ctypes.c_void_p)  # ExecutionEngine's `_mlir_<name>(void **args)`
+
+
+class CpuExecutable(Executable):
+    """A JIT-compiled llvm-dialect module plus its manifest; call it with CPU tensors."""
+
+    def __init__(self, module_text: str, manifest: dict, *, poison: bool = False):
+        from torch_mlir.execution_engine import ExecutionEngine
+
+        from ..mlir import ir, new_context
+
+        super().__init__(manifest, torch.device("cpu"), poison=poison)
+        self._context = new_context()
+        try:
+            self._module = ir.Module.parse(module_text, self._context)
+            self._engine = ExecutionEngine(self._module, opt_level=2)
+        except Exception as err:
+            raise FusecError(f"the cpu target's module could not be loaded: {err}") from None
+        self._functions = {}
+        for name in manifest["kernels"]:
+            address = self._engine.raw_lookup(name)
+            if not address:
+                raise FusecError(f"kernel {name} is not in the cpu target's module")
+            self._functions[name] = _PACKED(address)
+
+    def _launch(self, step, storage):
+        # The packed wrapper takes an array of pointers, one to each argument's value.
+        values = []
+        for arg in step["args"]:
+            if arg["kind"] == "buffer":
+                values.append(ctypes.c_void_p(storage[arg["name"]].data_ptr()))
+            else:
+                values.append(SCALAR_CTYPES[arg["type"]](arg["value"]))
+        packed = (ctypes.c_void_p * len(values))(*(ctypes.addressof(v) for v in values))
+        self._functions[step["kernel"]](packed)

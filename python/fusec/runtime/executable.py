@@ -1,0 +1,75 @@
+"""What every fusec runtime does with a launch manifest, whatever runs the kernels.
+
+The runtime holds no knowledge of the model: it checks the tensors it is given against the
+manifest's inputs (count, shape, dtype, device) and refuses a mismatch before anything runs,
+allocates the buffers the manifest lists, performs its steps in order (kernel launches and buffer
+copies) and returns the output buffers. A target only says how to launch one kernel.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+
+import torch
+
+from ..diagnostics import FusecError
+
+__all__ = ["Executable", "SCALAR_CTYPES"]
+
+# Manifest scalar argument types -> ctypes
+SCALAR_CTYPES = {"i64": ctypes.c_int64, "i32": ctypes.c_int32, "i8": ctypes.c_int8,
+                 "f32": ctypes.c_float, "f64": ctypes.c_double}
+
+
+class Executable:
+    """Base of CudaExecutable and CpuExecutable; call it with tensors on `self.device`."""
+
+    def __init__(self, manifest: dict, device: torch.device, *, poison: bool = False):
+        """`poison` fills every buffer the runtime allocates with NaN (or -1) before each call, so a
+        kernel that reads memory nobody wrote shows up as a wrong result instead of passing by luck."""
+        self.manifest = manifest
+        self.device = device
+        self.poison = poison
+
+    def check_inputs(self, tensors) -> list[torch.Tensor]:
+        specs = self.manifest["inputs"]
+        if len(tensors) != len(specs):
+            raise FusecError(f"the model takes {len(specs)} input tensors, got {len(tensors)}")
+        checked = []
+        for i, (t, spec) in enumerate(zip(tensors, specs)):
+            if not isinstance(t, torch.Tensor):
+                raise FusecError(f"input {i} is a {type(t).__name__}, not a tensor")
+            if list(t.shape) != spec["shape"] or str(t.dtype) != f"torch.{spec['dtype']}":
+                raise FusecError(f"input {i} is {str(t.dtype)[6:]}{list(t.shape)}, the compiled model expects "
+                                 f"{spec['dtype']}{spec['shape']}")
+            if t.device != self.device:
+                raise FusecError(f"input {i} is on {t.device}, the compiled model runs on {self.device}")
+            checked.append(t.contiguous())
+        return checked
+
+    def __call__(self, *tensors):
+        inputs = self.check_inputs(tensors)
+        storage = {spec["name"]: t for spec, t in zip(self.manifest["inputs"], inputs)}
+        for buf in self.manifest["buffers"]:
+            t = torch.empty(buf["shape"], dtype=getattr(torch, buf["dtype"]), device=self.device)
+            if self.poison:
+                t.fill_(float("nan") if t.dtype.is_floating_point else -1)
+            storage[buf["name"]] = t
+        with self._launching():
+            for step in self.manifest["steps"]:
+                if step["op"] == "launch":
+                    self._launch(step, storage)
+                elif step["op"] == "copy":
+                    storage[step["dst"]].copy_(storage[step["src"]])
+                else:
+                    raise FusecError(f"unknown manifest step {step['op']!r}")
+        outs = tuple(storage[o["buffer"]].view(o["shape"]) for o in self.manifest["outputs"])
+        return outs[0] if len(outs) == 1 else outs
+
+    def _launching(self):
+        """A context around the steps of one call (the CUDA target makes its device current)."""
+        return contextlib.nullcontext()
+
+    def _launch(self, step: dict, storage: dict) -> None:
+        raise NotImplementedError
