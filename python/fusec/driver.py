@@ -78,16 +78,21 @@ def _run(comp: Compilation, start: str, stop: str, on_stage: Callable | None) ->
 _LINALG_DIALECTS = {"builtin", "func", "linalg", "tensor", "arith", "math", "affine", "bufferization"}
 
 
-def check_supported(comp: Compilation) -> None:
-    """After the linalg stage: name the first op fusec cannot compile, its source line and the
-    ATen op(s) it came from (from the torch stage, matched by location)."""
+def unsupported_ops(module) -> list:
+    """The outermost ops outside the linalg stage's dialects (not the ops nested in their regions)."""
     def supported(op) -> bool:
         return op.name.split(".", 1)[0] in _LINALG_DIALECTS
 
-    bad = []  # outermost unsupported ops (not the ops nested in their regions)
-    comp.module.operation.walk(
-        lambda op: (bad.append(op) if not supported(op) and supported(op.parent) else None)
-        or ir.WalkResult.ADVANCE)
+    bad = []
+    module.operation.walk(lambda op: (bad.append(op) if not supported(op) and supported(op.parent) else None)
+                          or ir.WalkResult.ADVANCE)
+    return bad
+
+
+def check_supported(comp: Compilation) -> None:
+    """After the linalg stage: name the first op fusec cannot compile, its source line and the
+    ATen op(s) it came from (from the torch stage, matched by location)."""
+    bad = unsupported_ops(comp.module)
     if not bad:
         return
     op = bad[0]

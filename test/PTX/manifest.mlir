@@ -26,7 +26,7 @@
 // PTX-NOT:   .entry
 // PTX-NOT:   __nv_
 
-// MANIFEST: "format": "fusec-manifest/1", "ptx": "seed.ptx", "arch": "sm_90", "function": "main"
+// MANIFEST: "format": "fusec-manifest/1", "target": "cuda", "ptx": "seed.ptx", "arch": "sm_90", "function": "main"
 // MANIFEST-SAME: "inputs": [{"name": "arg0", "shape": [4, 64], "dtype": "float32", "role": "input"}
 // MANIFEST-SAME: {"name": "arg1", "shape": [64], "dtype": "float32", "role": "input"}
 // MANIFEST-SAME: {"name": "arg2", "shape": [4, 64], "dtype": "float32", "role": "input"}

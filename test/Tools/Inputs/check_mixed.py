@@ -1,0 +1,16 @@
+"""`fusec check` lists every op, not only the first it cannot compile: cumsum (line 10) and sort
+(line 11) are unsupported, the ops around them (relu, mul, add, rsqrt) are supported."""
+
+import torch
+
+
+def mixed(x, w):
+    y = torch.relu(x) * w
+    s = torch.rsqrt(y * y + 1.0)
+    c = torch.cumsum(s, dim=-1)
+    t = torch.sort(c, dim=-1).values
+    return t + y
+
+
+model = mixed
+example_inputs = (torch.randn(4, 64), torch.randn(64))
