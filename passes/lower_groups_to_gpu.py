@@ -35,7 +35,7 @@ import os
 import sys
 
 from fusec.mlir import ir
-from torch_mlir.dialects import arith, gpu, memref, scf
+from torch_mlir.dialects import arith, gpu, memref, scf, vector
 
 from .classify_ops import classify, combiner, full_input, indexing_maps
 
@@ -43,6 +43,11 @@ FLAG = "fusec-lower-groups-to-gpu"
 SUMMARY = "Lower each fused group of linalg ops on buffers to one gpu.launch (row or flat schedule)"
 OPTIONS = {"threads-per-block": (256, "threads per block (rows use fewer when rows are short)")}
 
+_VECTOR_KIND = {"arith.addf": "add", "arith.addi": "add", "arith.mulf": "mul", "arith.muli": "mul",
+                "arith.maximumf": "maximumf", "arith.minimumf": "minimumf", "arith.maxnumf": "maxnumf",
+                "arith.minnumf": "minnumf", "arith.maxsi": "maxsi", "arith.minsi": "minsi",
+                "arith.maxui": "maxui", "arith.minui": "minui", "arith.andi": "and", "arith.ori": "or",
+                "arith.xori": "xor"}
 _ALL_REDUCE = {"arith.addf": "add", "arith.addi": "add", "arith.mulf": "mul", "arith.muli": "mul",
                "arith.maximumf": "maximumf", "arith.minimumf": "minimumf", "arith.maxnumf": "maxnumf",
                "arith.minnumf": "minnumf", "arith.maxsi": "maxsi", "arith.minsi": "minsi",
@@ -123,28 +128,75 @@ class _Member:
         self.sources: list = []  # per operand: the earlier member whose version it reads, or None
 
 
-class _Kernel:
-    """Builds the body of one gpu.launch for a group."""
+def _lanes_of(m, lanes: int) -> int:
+    """How many consecutive elements an access through map `m` reads when its op's innermost loop
+    dim is vectorized `lanes` wide: all of them (the dim is the operand's innermost), or 1 (the
+    operand does not vary along it: a scalar, broadcast at use)."""
+    if lanes == 1:
+        return 1
+    inner = f"d{m.n_dims - 1}"
+    results = [str(e) for e in m.results]
+    if inner not in results:
+        return 1
+    if results[-1] != inner:
+        raise Unsupported("the vectorized dim is not the operand's innermost")
+    return lanes
 
-    def __init__(self):
+
+def _is_vector(value) -> bool:
+    return isinstance(value.type, ir.VectorType)
+
+
+class _Kernel:
+    """Builds the body of one gpu.launch for a group. Values are scalars, or vectors of `lanes`
+    consecutive elements along the innermost loop dim (128-bit loads and stores)."""
+
+    def __init__(self, lanes: int = 1):
+        self.lanes = lanes
         self.registers = {}  # reduction member -> its value for the current row
         self.cache = {}
 
-    def value(self, source, operand, index):
-        """The element of `operand` at `index`: from memory, or computed by the member `source`."""
+    def load(self, operand, index, lanes: int):
+        """A load, once per element per kernel phase: a value read again (by the epilogue, say) is
+        the register it was loaded into."""
+        key = (operand, tuple(index), lanes)
+        if key not in self.cache:
+            if lanes == 1:
+                self.cache[key] = memref.LoadOp(operand, index).result
+            else:
+                element = ir.MemRefType(operand.type).element_type
+                self.cache[key] = vector.LoadOp(ir.VectorType.get([lanes], element), operand, index,
+                                                alignment=min(16, lanes * _bytes(element))).result
+        return self.cache[key]
+
+    def store(self, value, operand, index):
+        if _is_vector(value):
+            element = ir.MemRefType(operand.type).element_type
+            vector.StoreOp(value, operand, index, alignment=min(16, self.lanes * _bytes(element)))
+        else:
+            memref.StoreOp(value, operand, index)
+
+    def widen(self, value, lanes: int):
+        """`value` as a vector of `lanes` (a scalar is broadcast)."""
+        if lanes == 1 or _is_vector(value):
+            return value
+        return vector.BroadcastOp(ir.VectorType.get([lanes], value.type), value).result
+
+    def value(self, source, operand, index, lanes: int = 1):
+        """`lanes` elements of `operand` from `index`: from memory, or computed by the member `source`."""
         if source is None:
-            return memref.LoadOp(operand, index).result
+            return self.load(operand, index, lanes)
         if source.kind == "fill":
             return source.inputs[0]
         if source.kind == "reduction":
             if source not in self.registers:
                 raise Unsupported("a reduced value is read before it is computed")
             return self.registers[source]
-        return self.evaluate(source, index)
+        return self.evaluate(source, index, lanes)
 
-    def evaluate(self, member, index):
-        """The element of a pointwise member's output at `index` (its iteration point)."""
-        key = (id(member), tuple(index))
+    def evaluate(self, member, index, lanes: int = 1):
+        """The element(s) of a pointwise member's output at `index` (its iteration point)."""
+        key = (id(member), tuple(index), lanes)
         if key in self.cache:
             return self.cache[key]
         op = member.op
@@ -153,15 +205,17 @@ class _Kernel:
         mapping = {}
         for j, arg in enumerate(block.arguments):
             if j < member.n_inputs:
-                mapping[arg] = self.value(member.sources[j], member.inputs[j], _apply(maps[j], index))
+                mapping[arg] = self.value(member.sources[j], member.inputs[j], _apply(maps[j], index),
+                                          _lanes_of(maps[j], lanes))
             elif len(list(arg.uses)):
-                mapping[arg] = self.value(member.sources[j], member.out, _apply(maps[j], index))
-        result = self._clone_body(op, mapping)
+                mapping[arg] = self.value(member.sources[j], member.out, _apply(maps[j], index),
+                                          _lanes_of(maps[j], lanes))
+        result = self._clone_body(op, mapping, lanes)
         self.cache[key] = result
         return result
 
-    def element_of_reduction(self, member, point):
-        """The element folded into the accumulator at iteration point `point`, and the combiner."""
+    def element_of_reduction(self, member, point, lanes: int = 1):
+        """The element(s) folded into the accumulator at iteration point `point`, and the combiner."""
         op = member.op
         comb = combiner(op)
         maps = indexing_maps(op)
@@ -170,16 +224,24 @@ class _Kernel:
         mapping = {}
         for j in range(member.n_inputs):
             mapping[block.arguments[j]] = self.value(member.sources[j], member.inputs[j],
-                                                     _apply(maps[j], point))
+                                                     _apply(maps[j], point), _lanes_of(maps[j], lanes))
         x = comb.operands[1] if comb.operands[0] == acc else comb.operands[0]
-        return self._clone_body(op, mapping, stop=comb, want=x), comb
+        return self.widen(self._clone_body(op, mapping, lanes, stop=comb, want=x), lanes), comb
 
-    def _clone_body(self, op, mapping, stop=None, want=None):
+    def _clone_body(self, op, mapping, lanes: int = 1, stop=None, want=None):
+        """Clone the scalar body of a linalg op; an op with a vector operand computes on vectors
+        (every body op is elementwise), its scalar operands broadcast."""
         for inner in op.regions[0].blocks[0].operations:
             if inner.name == "linalg.yield" or (stop is not None and inner == stop):
                 break
+            if inner.name == "linalg.index" or len(inner.regions):
+                raise Unsupported(f"'{inner.name}' in a body")
             operands = [mapping.get(v, v) for v in inner.operands]
-            new = ir.Operation.create(inner.name, results=[r.type for r in inner.results], operands=operands,
+            wide = lanes > 1 and any(_is_vector(v) for v in operands)
+            if wide:
+                operands = [self.widen(v, lanes) for v in operands]
+            results = [ir.VectorType.get([lanes], r.type) if wide else r.type for r in inner.results]
+            new = ir.Operation.create(inner.name, results=results, operands=operands,
                                       attributes=_attributes(inner), loc=inner.location)
             for old, fresh in zip(inner.results, new.results):
                 mapping[old] = fresh
@@ -187,6 +249,10 @@ class _Kernel:
             return mapping.get(want, want)
         terminator = list(op.regions[0].blocks[0].operations)[-1]
         return mapping.get(terminator.operands[0], terminator.operands[0])
+
+
+def _bytes(element_type) -> int:
+    return max(1, getattr(element_type, "width", 8) // 8)
 
 
 def _analyse(ops):
@@ -241,21 +307,42 @@ def _check_order(group_ops, members, latest) -> None:
                 raise Unsupported("the group overwrites a buffer whose earlier contents it reads")
 
 
+def _vector_lanes(members, outputs) -> int:
+    """Elements per 128-bit access of the narrowest buffer the group touches (1: not vectorized)."""
+    buffers = [v for m in members for v in m.inputs + [m.out] if isinstance(v.type, ir.MemRefType)]
+    widths = {_bytes(ir.MemRefType(b.type).element_type) for b in buffers}
+    return 16 // min(widths) if widths and 16 % min(widths) == 0 else 1
+
+
 def lower_group(group_ops, threads: int) -> None:
     members, latest = _analyse(group_ops)
     _check_order(group_ops, members, latest)
     outputs = _outputs(latest, group_ops)
     reductions = [m for m in members if m.kind == "reduction"]
     anchor = group_ops[-1]
-    with ir.InsertionPoint(anchor.operation), anchor.location:
-        build = _row_kernel if reductions else _flat_kernel
+    # Schedules in order of preference; the first that fits the group wins.
+    if reductions:
+        lanes = _vector_lanes(members, outputs)
+        schedules = [lambda made, n=n: _row_registers(members, reductions, outputs, made, n)
+                     for n in dict.fromkeys([lanes, 1])]
+        schedules.append(lambda made: _row_kernel(members, reductions, outputs, threads, made))
+    else:
+        lanes = _vector_lanes(members, outputs)
+        schedules = [lambda made, n=n: _flat_kernel(members, reductions, outputs, threads, made, n)
+                     for n in dict.fromkeys([lanes, 1])]
+    why = None
+    for build in schedules:
         made = []
-        try:
-            build(members, reductions, outputs, threads, made)
-        except Unsupported:
-            for op in made:  # nothing half-built stays behind
-                op.operation.erase()
-            raise
+        with ir.InsertionPoint(anchor.operation), anchor.location:
+            try:
+                build(made)
+                break
+            except Unsupported as err:
+                why = why or err
+                for op in made:  # nothing half-built stays behind
+                    op.operation.erase()
+    else:
+        raise why
     for op in reversed(group_ops):
         op.operation.erase()
 
@@ -267,8 +354,8 @@ def _launch(grid: int, block: int, made: list):
     return launch.regions[0].blocks[0]
 
 
-def _row_kernel(members, reductions, outputs, threads, made):
-    first = reductions[0]
+def _row_space(first):
+    """(in_map, rows, cols) of the iteration space of the group's first reduction."""
     data, in_map = full_input(first.op)
     if in_map is None:
         raise Unsupported("a reduction without a full input")
@@ -278,25 +365,125 @@ def _row_kernel(members, reductions, outputs, threads, made):
     for pos, d in enumerate(loop_dims):
         extents[d] = full[pos]
     n_par = len(extents) - len(classify(first.op).reduced_dims)
+    return in_map, full, extents[:n_par], extents[n_par:]
+
+
+def _check_row_group(reductions, outputs, in_map, full):
     for z in reductions:
         j, m = full_input(z.op)
         if not classify(z.op).row_template or j is None or m != in_map \
                 or tuple(ir.MemRefType(z.inputs[j].type).shape) != full:
             raise Unsupported("reductions of the group differ in shape or axes")
-    rows, cols = extents[:n_par], extents[n_par:]
-    n_rows, n_cols = math.prod(rows), math.prod(cols)
-    block_threads = min(threads, max(32, 1 << max(0, (n_cols - 1).bit_length())))
     per_row = {z.shape: z for z in reductions}
     for buf, writer in outputs:
         if writer.shape != full and writer.shape not in per_row:
             raise Unsupported(f"output of shape {list(writer.shape)} in a group over {list(full)}")
+    return per_row
+
+
+# The registers schedule keeps at most this many elements of a row per thread and input.
+_MAX_ELEMENTS_PER_THREAD = 32
+_VECTORS_PER_THREAD = 4  # the target: enough bytes in flight per thread, few enough registers
+
+
+def row_threads(n_vectors: int) -> tuple[int, int]:
+    """(threads per row, vectors per thread) for a row of `n_vectors` vectors: a warp for short rows,
+    up to 1024 threads for long ones, about _VECTORS_PER_THREAD vectors each."""
+    threads = -(-n_vectors // _VECTORS_PER_THREAD)
+    threads = min(1024, max(32, -(-threads // 32) * 32))
+    return threads, -(-n_vectors // threads)
+
+
+def _row_registers(members, reductions, outputs, made, lanes):
+    """Block per row; each thread loads its slice of the row once, in `lanes`-wide vectors, keeps it in
+    registers for every reduction and the epilogue; reductions fold lanes, then `gpu.all_reduce`
+    (warp shuffles, one shared-memory step) combines the threads."""
+    in_map, full, rows, cols = _row_space(reductions[0])
+    per_row = _check_row_group(reductions, outputs, in_map, full)
+    if lanes > 1 and (cols[-1] % lanes or in_map != ir.AffineMap.get_identity(in_map.n_dims, context=in_map.context)):
+        raise Unsupported("rows not a whole number of vectors")
+    n_rows, n_vectors = math.prod(rows), math.prod(cols) // lanes
+    threads, per_thread = row_threads(n_vectors)
+    if per_thread * lanes > _MAX_ELEMENTS_PER_THREAD:
+        raise Unsupported(f"a row of {math.prod(cols)} does not fit in registers")
+    body = _launch(n_rows, threads, made)
+    bx, tx = body.arguments[0], body.arguments[3]
+    kernel = _Kernel(lanes)
+    with ir.InsertionPoint(body):
+        row = _delinearize(bx, list(rows)) if rows else []
+        # The thread's slots: vector v = tx + j * threads of the row. The last slot may run past the
+        # row: it loads the row's last vector instead (always in bounds) and is masked out.
+        slots = []
+        for j in range(per_thread):
+            v = arith.AddIOp(tx, _const(j * threads)).result if j else tx
+            valid = None
+            if (j + 1) * threads > n_vectors:
+                valid = arith.CmpIOp(arith.CmpIPredicate.ult, v, _const(n_vectors)).result
+                v = arith.MinUIOp(v, _const(n_vectors - 1)).result
+            col = arith.MulIOp(v, _const(lanes)).result if lanes > 1 else v
+            slots.append((row + _delinearize(col, list(cols)), valid))
+        for z in reductions:
+            element_type = ir.MemRefType(z.out.type).element_type
+            comb_name = combiner(z.op).name
+            acc = kernel.widen(_identity(comb_name, element_type), lanes)
+            for point, valid in slots:
+                x, comb = kernel.element_of_reduction(z, point, lanes)
+                folded = ir.Operation.create(comb.name, results=[acc.type], operands=[acc, x],
+                                             attributes=_attributes(comb)).result
+                acc = arith.SelectOp(valid, folded, acc).result if valid is not None else folded
+            if lanes > 1:
+                acc = vector.ReductionOp(element_type, ir.Attribute.parse(f"#vector.kind<{_VECTOR_KIND[comb_name]}>"),
+                                         acc).result
+            total = gpu.AllReduceOp(acc, op=ir.Attribute.parse(f"#gpu<all_reduce_op {_ALL_REDUCE[comb_name]}>"),
+                                    uniform=True).result
+            start = kernel.value(z.sources[-1], z.out, _apply(indexing_maps(z.op)[-1], row + [_const(0)] * len(cols)))
+            kernel.registers[z] = ir.Operation.create(comb_name, results=[element_type], operands=[start, total],
+                                                      attributes=_attributes(combiner(z.op))).result
+        row_outputs = [(b, w) for b, w in outputs if w.shape == full and w.kind != "reduction"]
+        for point, valid in slots:
+            index = _apply(in_map, point)
+            values = [kernel.widen(kernel.value(w, b, index, lanes), lanes) for b, w in row_outputs]
+            if valid is not None:
+                branch = scf.IfOp(valid)
+                with ir.InsertionPoint(branch.then_block):
+                    for (buf, _), value in zip(row_outputs, values):
+                        kernel.store(value, buf, index)
+                    scf.YieldOp([])
+            else:
+                for (buf, _), value in zip(row_outputs, values):
+                    kernel.store(value, buf, index)
+        _store_row_values(kernel, tx, row, cols, outputs, row_outputs, per_row)
+        gpu.TerminatorOp()
+
+
+def _store_row_values(kernel, tx, row, cols, outputs, row_outputs, per_row):
+    """Thread 0 stores the group's per-row outputs (a mean, a max) that something else reads."""
+    scalar_outputs = [(b, w) for b, w in outputs if (b, w) not in row_outputs]
+    if not scalar_outputs:
+        return
+    is_first = arith.CmpIOp(arith.CmpIPredicate.eq, tx, _const(0)).result
+    branch = scf.IfOp(is_first)
+    with ir.InsertionPoint(branch.then_block):
+        kernel.cache = {}  # values computed here stay here
+        for buf, writer in scalar_outputs:
+            index = _apply(indexing_maps(per_row[writer.shape].op)[-1], row + [_const(0)] * len(cols))
+            memref.StoreOp(kernel.value(writer, buf, index), buf, index)
+        scf.YieldOp([])
+
+
+def _row_kernel(members, reductions, outputs, threads, made):
+    """Block per row for rows too long for registers: threads stride over the row once per
+    reduction and again for the epilogue (the row is read from memory each time)."""
+    in_map, full, rows, cols = _row_space(reductions[0])
+    per_row = _check_row_group(reductions, outputs, in_map, full)
+    n_rows, n_cols = math.prod(rows), math.prod(cols)
+    block_threads = min(threads, max(32, 1 << max(0, (n_cols - 1).bit_length())))
     body = _launch(n_rows, block_threads, made)
     bx, tx = body.arguments[0], body.arguments[3]
     kernel = _Kernel()
     with ir.InsertionPoint(body):
         row = _delinearize(bx, list(rows)) if rows else []
         c_cols, c_step = _const(n_cols), _const(block_threads)
-        reduced_index = lambda z: _apply(indexing_maps(z.op)[-1], row + [_const(0)] * len(cols))  # noqa: E731
         for z in reductions:
             element_type = ir.MemRefType(z.out.type).element_type
             comb_name = combiner(z.op).name
@@ -313,12 +500,11 @@ def _row_kernel(members, reductions, outputs, threads, made):
             total = gpu.AllReduceOp(loop.results[0], op=ir.Attribute.parse(f"#gpu<all_reduce_op {_ALL_REDUCE[comb_name]}>"),
                                     uniform=True).result
             kernel.cache = {}
-            start = kernel.value(z.sources[-1], z.out, reduced_index(z))
+            start = kernel.value(z.sources[-1], z.out, _apply(indexing_maps(z.op)[-1], row + [_const(0)] * len(cols)))
             kernel.registers[z] = ir.Operation.create(comb_name, results=[element_type], operands=[start, total],
                                                       attributes=_attributes(combiner(z.op))
                                                       ).result
         row_outputs = [(b, w) for b, w in outputs if w.shape == full and w.kind != "reduction"]
-        scalar_outputs = [(b, w) for b, w in outputs if (b, w) not in row_outputs]
         if row_outputs:
             loop = scf.ForOp(tx, c_cols, c_step)
             with ir.InsertionPoint(loop.body):
@@ -327,37 +513,33 @@ def _row_kernel(members, reductions, outputs, threads, made):
                 for buf, writer in row_outputs:
                     memref.StoreOp(kernel.value(writer, buf, point), buf, point)
                 scf.YieldOp([])
-        if scalar_outputs:
-            is_first = arith.CmpIOp(arith.CmpIPredicate.eq, tx, _const(0)).result
-            branch = scf.IfOp(is_first)
-            with ir.InsertionPoint(branch.then_block):
-                kernel.cache = {}
-                for buf, writer in scalar_outputs:
-                    index = reduced_index(per_row[writer.shape])
-                    memref.StoreOp(kernel.value(writer, buf, index), buf, index)
-                scf.YieldOp([])
+        _store_row_values(kernel, tx, row, cols, outputs, row_outputs, per_row)
         gpu.TerminatorOp()
 
 
-def _flat_kernel(members, reductions, outputs, threads, made):
+def _flat_kernel(members, reductions, outputs, threads, made, lanes=1):
+    """A thread per `lanes` consecutive elements of the output (one 128-bit store when lanes > 1)."""
     shapes = {w.shape for _, w in outputs}
     if len(shapes) != 1:
         raise Unsupported("outputs of different shapes")
     shape = shapes.pop()
-    total = math.prod(shape)
+    if lanes > 1 and (not shape or shape[-1] % lanes):
+        raise Unsupported("rows not a whole number of vectors")
+    total = math.prod(shape) // lanes
     if total == 0:
         return
     body = _launch(-(-total // threads), threads, made)
     bx, tx = body.arguments[0], body.arguments[3]
-    kernel = _Kernel()
+    kernel = _Kernel(lanes)
     with ir.InsertionPoint(body):
         linear = arith.AddIOp(arith.MulIOp(bx, _const(threads)).result, tx).result
         inside = arith.CmpIOp(arith.CmpIPredicate.ult, linear, _const(total)).result
         branch = scf.IfOp(inside)
         with ir.InsertionPoint(branch.then_block):
-            point = _delinearize(linear, list(shape)) if shape else []
+            first = arith.MulIOp(linear, _const(lanes)).result if lanes > 1 else linear
+            point = _delinearize(first, list(shape)) if shape else []
             for buf, writer in outputs:
-                memref.StoreOp(kernel.value(writer, buf, point), buf, point)
+                kernel.store(kernel.widen(kernel.value(writer, buf, point, lanes), lanes), buf, point)
             scf.YieldOp([])
         gpu.TerminatorOp()
 

@@ -1,6 +1,6 @@
 // `fusec FILE.mlir -o OUT.ptx` on the seed model in linalg (4 x 64): the PTX holds one .entry per
-// kernel (one here: a block per row, 64 threads, the sum of squares reduced with warp shuffles and
-// shared memory), libdevice linked in (no .extern calls left); OUT.json beside it is the launch
+// kernel (one here: a block per row, one warp: each thread loads 4 floats at once, the sum of
+// squares is reduced with warp shuffles and shared memory), libdevice linked in (no .extern calls left); OUT.json beside it is the launch
 // manifest: inputs, buffers, and one launch step per kernel with its grid, block and arguments.
 
 // RUN: rm -rf %t && mkdir -p %t
@@ -10,15 +10,16 @@
 // RUN: fusec %s --emit ptx --arch sm_80 | FileCheck %s --check-prefix=SM80
 
 // SUMMARY:      fusec: emitted 1 kernel, 1 launch -> {{.*}}seed.ptx (+ {{.*}}seed.json)
-// SUMMARY-NEXT:   main_kernel_0 grid (4, 1, 1) block (64, 1, 1)
+// SUMMARY-NEXT:   main_kernel_0 grid (4, 1, 1) block (32, 1, 1)
 
 // PTX:       .target sm_90
 // PTX:       .address_size 64
 // PTX-NOT:   .extern
 // PTX-LABEL: .visible .entry main_kernel_0(
 // PTX-NEXT:    .param .u64 .ptr .align 1 main_kernel_0_param_0,
-// PTX:         .maxntid 64, 1, 1
-// PTX:         .shared .align 4 .b8 __wg_main_kernel_0_0[128];
+// PTX:         .maxntid 32, 1, 1
+// PTX:         .shared .align 4 .f32 __wg_main_kernel_0_0
+// PTX:         ld.global.v4.b32
 // PTX:         shfl.sync.bfly.b32
 // PTX:         bar.sync 0;
 // PTX:         ex2.approx
@@ -32,7 +33,7 @@
 // MANIFEST-SAME: {"name": "arg2", "shape": [4, 64], "dtype": "float32", "role": "input"}
 // MANIFEST-SAME: "outputs": [{"buffer": "[[OUT:buf[0-9]+]]", "shape": [4, 64], "dtype": "float32"}]
 // MANIFEST-SAME: "buffers": [{"name": "[[OUT]]", "shape": [4, 64], "dtype": "float32", "role": "output"}]
-// MANIFEST-SAME: "steps": [{"op": "launch", "kernel": "main_kernel_0", "grid": [4, 1, 1], "block": [64, 1, 1], "shared_bytes": 0, "args": [{"kind": "buffer", "name": "arg0"}, {"kind": "buffer", "name": "arg1"}, {"kind": "buffer", "name": "arg2"}, {"kind": "buffer", "name": "[[OUT]]"}]}]
+// MANIFEST-SAME: "steps": [{"op": "launch", "kernel": "main_kernel_0", "grid": [4, 1, 1], "block": [32, 1, 1], "shared_bytes": 0, "args": [{"kind": "buffer", "name": "arg0"}, {"kind": "buffer", "name": "arg1"}, {"kind": "buffer", "name": "arg2"}, {"kind": "buffer", "name": "[[OUT]]"}]}]
 // MANIFEST-SAME: "kernels": ["main_kernel_0"]
 
 // SM80:      .target sm_80

@@ -1,27 +1,40 @@
 // RUN: fusec-opt %s --split-input-file --fusec-lower-groups-to-gpu | FileCheck %s
 // RUN: fusec-opt %s --split-input-file --fusec-lower-groups-to-gpu=threads-per-block=64 | FileCheck %s --check-prefix=T64
 
-// A row group (sum of squares, then x / sum) on buffers: one gpu.launch, one block per row, a
-// per-thread partial sum combined by gpu.all_reduce, then the epilogue over the row again. The
+// A row group (sum of squares, then x / sum) on buffers, in the registers schedule: one block per
+// row of 300 floats = 75 vectors of 4, so one warp, 3 vectors per thread. Each thread loads its
+// vectors once (128-bit loads), folds them into a vector of partial sums (its third vector, past
+// the row's end for some threads, is loaded clamped and masked out of the sum), reduces the lanes,
+// then gpu.all_reduce combines the threads. The epilogue divides the registers it already holds
+// (no second load) and stores them, the third one only where it is inside the row. The
 // intermediate buffer of the sum is never written: only %out is stored.
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d0)>
 // CHECK-LABEL: func.func @row
 // CHECK-SAME:    (%[[X:.*]]: memref<4x300xf32>, %[[OUT:.*]]: memref<4x300xf32>)
 // CHECK-NOT:     linalg.
-// CHECK:         gpu.launch blocks(%[[BX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c4{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) threads(%[[TX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c256
-// CHECK:           %[[PART:.*]] = scf.for %[[K:.*]] = %[[TX]] to %c300{{.*}} step %c256{{.*}} iter_args
-// CHECK:             memref.load %[[X]][%[[BX]], %[[K]]]
-// CHECK:             arith.mulf
-// CHECK:           %[[SUM:.*]] = gpu.all_reduce add %[[PART]] uniform
+// CHECK:         gpu.launch blocks(%[[BX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c4{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) threads(%[[TX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c32
+// CHECK:           %[[C0:.*]] = arith.muli %[[TX]], %c4
+// CHECK:           %[[V3:.*]] = arith.addi %[[TX]], %c64
+// CHECK:           %[[INSIDE:.*]] = arith.cmpi ult, %[[V3]], %c75
+// CHECK:           %[[CLAMPED:.*]] = arith.minui %[[V3]], %c74
+// CHECK:           %[[X0:.*]] = vector.load %[[X]][%[[BX]], %[[C0]]] {alignment = 16 : i64} : memref<4x300xf32>, vector<4xf32>
+// CHECK:           arith.mulf %[[X0]], %[[X0]] : vector<4xf32>
+// CHECK:           %[[X1:.*]] = vector.load %[[X]]
+// CHECK:           %[[X2:.*]] = vector.load %[[X]]
+// CHECK:           %[[ALL:.*]] = arith.addf %{{.*}} : vector<4xf32>
+// CHECK:           %[[MASKED:.*]] = arith.select %[[INSIDE]], %[[ALL]], %{{.*}} : vector<4xf32>
+// CHECK:           %[[LANES:.*]] = vector.reduction <add>, %[[MASKED]] : vector<4xf32> into f32
+// CHECK:           %[[SUM:.*]] = gpu.all_reduce add %[[LANES]] uniform
 // CHECK:           %[[TOTAL:.*]] = arith.addf %{{.*}}, %[[SUM]] : f32
-// CHECK:           scf.for %[[K2:.*]] = %[[TX]] to %c300{{.*}} step %c256{{.*}} {
-// CHECK:             %[[V:.*]] = arith.divf %{{.*}}, %[[TOTAL]] : f32
-// CHECK:             memref.store %[[V]], %[[OUT]][%[[BX]], %[[K2]]]
-// CHECK-NOT:       memref.store
+// CHECK-NOT:       vector.load
+// CHECK:           arith.divf %[[X0]], %{{.*}} : vector<4xf32>
+// CHECK:           vector.store %{{.*}}, %[[OUT]][%[[BX]], %[[C0]]] {alignment = 16 : i64}
+// CHECK:           vector.store
+// CHECK:           arith.divf %[[X2]], %{{.*}} : vector<4xf32>
+// CHECK:           scf.if %[[INSIDE]] {
+// CHECK-NEXT:        vector.store
 // CHECK:           gpu.terminator
-// T64-LABEL: func.func @row
-// T64:         threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c64
 func.func @row(%x: memref<4x300xf32>, %out: memref<4x300xf32>) {
   %zero = arith.constant 0.0 : f32
   %acc = memref.alloc() : memref<4xf32>
@@ -88,6 +101,41 @@ func.func @hazard(%x: memref<8x8xf32>) {
   ^bb0(%in: f32, %o: f32):
     %s = arith.addf %in, %o : f32
     linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A row too long to keep in registers (40000 floats: more than 32 per thread at 1024 threads) takes
+// the loop schedule: threads (threads-per-block of them) stride over the row for the sum, then
+// again for the epilogue.
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+// CHECK-LABEL: func.func @long_row
+// CHECK:         gpu.launch {{.*}} threads(%[[TX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c256
+// CHECK:           scf.for %{{.*}} = %[[TX]] to %c40000{{.*}} step %c256{{.*}} iter_args
+// CHECK:             memref.load
+// CHECK:           gpu.all_reduce add
+// CHECK:           scf.for %{{.*}} = %[[TX]] to %c40000{{.*}} step %c256{{.*}} {
+// CHECK:             memref.store
+// T64-LABEL: func.func @long_row
+// T64:         threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c64
+func.func @long_row(%x: memref<2x40000xf32>, %out: memref<2x40000xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %acc = memref.alloc() : memref<2xf32>
+  linalg.fill {fusec.group = 0 : i64, fusec.group_kind = "reduction"} ins(%zero : f32) outs(%acc : memref<2xf32>)
+  linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<2x40000xf32>) outs(%acc : memref<2xf32>) attrs = {fusec.group = 0 : i64, fusec.group_kind = "reduction"} {
+  ^bb0(%in: f32, %a: f32):
+    %s = arith.addf %in, %a : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %acc : memref<2x40000xf32>, memref<2xf32>) outs(%out : memref<2x40000xf32>) attrs = {fusec.group = 0 : i64, fusec.group_kind = "reduction"} {
+  ^bb0(%in: f32, %t: f32, %o: f32):
+    %d = arith.divf %in, %t : f32
+    linalg.yield %d : f32
   }
   return
 }

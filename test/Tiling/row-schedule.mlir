@@ -1,46 +1,41 @@
 // The `tiled` stage, row schedule (fusec-lower-groups-to-gpu), on the seed model (4 x 64): its one
-// group becomes one gpu.launch with a block per row. Each thread strides over the row summing its
-// share of x^2 in a register, gpu.all_reduce combines the block's partial sums, then the threads
-// stride over the row again computing the epilogue and storing the output. Rows of 64 need only 64
-// threads; with --threads-per-block 32 each thread takes two columns.
+// group becomes one gpu.launch with a block per row. A row of 64 floats is 16 vectors of 4, so one
+// warp does it, each thread one vector (threads 16-31 load the row's last vector, clamped, and are
+// masked out). Each thread loads its vector of x once (128 bits), squares it, reduces the lanes;
+// gpu.all_reduce combines the threads; the epilogue then computes from the x it already holds,
+// loads w and up once, and stores 128 bits where it is inside the row. (The registers schedule
+// chooses its own threads per row; --threads-per-block applies to the flat and loop schedules.)
 
 // RUN: fusec %s --emit tiled | FileCheck %s
-// RUN: fusec %s --emit tiled --threads-per-block 32 | FileCheck %s --check-prefix=TPB32
 
 // CHECK-LABEL: func.func @main(
 // CHECK-SAME:      %[[X:.*]]: memref<4x64xf32>, %[[W:.*]]: memref<64xf32>, %[[UP:.*]]: memref<4x64xf32>) -> memref<4x64xf32>
-// CHECK-DAG:     %[[C64:.*]] = arith.constant 64 : index
+// CHECK-DAG:     %[[C32:.*]] = arith.constant 32 : index
 // CHECK-DAG:     %[[C4:.*]] = arith.constant 4 : index
 // CHECK-DAG:     %[[C1:.*]] = arith.constant 1 : index
-// CHECK-DAG:     %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK:         %[[OUT:.*]] = memref.alloc() {{.*}} : memref<4x64xf32>
 // CHECK-NOT:     memref.alloc
-// CHECK:         gpu.launch blocks(%[[ROW:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[C4]], %{{.*}} = %[[C1]], %{{.*}} = %[[C1]]) threads(%[[TID:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[C64]], %{{.*}} = %[[C1]], %{{.*}} = %[[C1]]) {
-// CHECK:           %[[PART:.*]] = scf.for %[[K:.*]] = %[[TID]] to %[[C64]] step %[[C64]] iter_args(%[[ACC:.*]] = %[[ZERO]]) -> (f32) {
-// CHECK:             %[[XV:.*]] = memref.load %[[X]][%[[ROW]], %[[K]]] : memref<4x64xf32>
-// CHECK:             %[[SQ:.*]] = math.fpowi %[[XV]]
-// CHECK:             %[[ADD:.*]] = arith.addf %[[ACC]], %[[SQ]] : f32
-// CHECK:             scf.yield %[[ADD]] : f32
-// CHECK:           %[[SUM:.*]] = gpu.all_reduce add %[[PART]] uniform
-// CHECK:           scf.for %[[J:.*]] = %[[TID]] to %[[C64]] step %[[C64]] {
-// CHECK-DAG:         memref.load %[[X]][%[[ROW]], %[[J]]] : memref<4x64xf32>
-// CHECK-DAG:         memref.load %[[W]][%[[J]]] : memref<64xf32>
-// CHECK-DAG:         memref.load %[[UP]][%[[ROW]], %[[J]]] : memref<4x64xf32>
-// CHECK:             math.rsqrt
-// CHECK:             math.exp
-// CHECK:             memref.store %{{.*}}, %[[OUT]][%[[ROW]], %[[J]]] : memref<4x64xf32>
+// CHECK:         gpu.launch blocks(%[[ROW:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[C4]], %{{.*}} = %[[C1]], %{{.*}} = %[[C1]]) threads(%[[TID:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[C32]], %{{.*}} = %[[C1]], %{{.*}} = %[[C1]]) {
+// CHECK:           %[[INSIDE:.*]] = arith.cmpi ult, %[[TID]], %c16
+// CHECK:           %[[V:.*]] = arith.minui %[[TID]], %c15
+// CHECK:           %[[COL:.*]] = arith.muli %[[V]], %c4
+// CHECK:           %[[XV:.*]] = vector.load %[[X]][%[[ROW]], %[[COL]]] {alignment = 16 : i64} : memref<4x64xf32>, vector<4xf32>
+// CHECK:           %[[SQ:.*]] = math.fpowi %[[XV]]
+// CHECK:           %[[MASKED:.*]] = arith.select %[[INSIDE]]
+// CHECK:           %[[LANES:.*]] = vector.reduction <add>, %[[MASKED]] : vector<4xf32> into f32
+// CHECK:           %[[SUM:.*]] = gpu.all_reduce add %[[LANES]] uniform
+// CHECK-NOT:       vector.load %[[X]]
+// CHECK-DAG:       vector.load %[[W]][%[[COL]]] {alignment = 16 : i64} : memref<64xf32>, vector<4xf32>
+// CHECK-DAG:       vector.load %[[UP]][%[[ROW]], %[[COL]]] {alignment = 16 : i64} : memref<4x64xf32>, vector<4xf32>
+// CHECK:           math.rsqrt
+// CHECK:           arith.mulf %[[XV]], %{{.*}} : vector<4xf32>
+// CHECK:           math.exp %{{.*}} : vector<4xf32>
+// CHECK:           scf.if %[[INSIDE]] {
+// CHECK-NEXT:        vector.store %{{.*}}, %[[OUT]][%[[ROW]], %[[COL]]] {alignment = 16 : i64} : memref<4x64xf32>, vector<4xf32>
 // CHECK:           gpu.terminator
 // CHECK-NOT:     gpu.launch
 // CHECK-NOT:     scf.parallel
 // CHECK:         return %[[OUT]] : memref<4x64xf32>
-
-// TPB32-LABEL: func.func @main(
-// TPB32-DAG:     %[[C32:.*]] = arith.constant 32 : index
-// TPB32-DAG:     %[[C64:.*]] = arith.constant 64 : index
-// TPB32:         gpu.launch {{.*}} threads(%[[TID:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[C32]],
-// TPB32:           scf.for %{{.*}} = %[[TID]] to %[[C64]] step %[[C32]] iter_args
-// TPB32:           gpu.all_reduce add
-// TPB32:           scf.for %{{.*}} = %[[TID]] to %[[C64]] step %[[C32]] {
 
 #map = affine_map<(d0, d1) -> (d0, d1)>
 #map1 = affine_map<(d0, d1) -> (d0, 0)>
