@@ -56,6 +56,11 @@ def _source_exprs(reshape, consumer_exprs):
     return out
 
 
+def _loop_dims(maps) -> set:
+    """The loop dims some map reads: linalg infers each loop's bounds from an operand dim."""
+    return {e.position for m in maps for e in (r.maybe_downcast() for r in m.results) if isinstance(e, ir.AffineDimExpr)}
+
+
 def _fold(reshape) -> None:
     result = reshape.results[0]
     for use in list(result.uses):
@@ -68,6 +73,8 @@ def _fold(reshape) -> None:
         if exprs is None:
             return
         maps[use.operand_number] = ir.AffineMap.get(m.n_dims, m.n_symbols, exprs)
+        if _loop_dims(maps) != set(range(m.n_dims)):
+            continue  # a loop dim only the reshaped operand indexed (a reduction over a unit dim): keep it
         consumer.attributes["indexing_maps"] = ir.ArrayAttr.get([ir.AffineMapAttr.get(x) for x in maps])
         consumer.operands[use.operand_number] = reshape.operands[0]
     if not list(result.uses):

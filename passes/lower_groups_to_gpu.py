@@ -434,8 +434,7 @@ def _row_registers(members, reductions, outputs, made, lanes):
             if lanes > 1:
                 acc = vector.ReductionOp(element_type, ir.Attribute.parse(f"#vector.kind<{_VECTOR_KIND[comb_name]}>"),
                                          acc).result
-            total = gpu.AllReduceOp(acc, op=ir.Attribute.parse(f"#gpu<all_reduce_op {_ALL_REDUCE[comb_name]}>"),
-                                    uniform=True).result
+            total = _all_reduce(acc, comb_name)
             start = kernel.value(z.sources[-1], z.out, _apply(indexing_maps(z.op)[-1], row + [_const(0)] * len(cols)))
             kernel.registers[z] = ir.Operation.create(comb_name, results=[element_type], operands=[start, total],
                                                       attributes=_attributes(combiner(z.op))).result
@@ -454,6 +453,17 @@ def _row_registers(members, reductions, outputs, made, lanes):
                     kernel.store(value, buf, index)
         _store_row_values(kernel, tx, row, cols, outputs, row_outputs, per_row)
         gpu.TerminatorOp()
+
+
+def _all_reduce(value, comb_name: str):
+    """The block-wide combination of every thread's `value`. Warp shuffles move 32-bit words, so a
+    16-bit float (a max in bf16, say) travels as f32 and comes back exact."""
+    narrow = isinstance(value.type, ir.FloatType) and value.type.width < 32
+    if narrow:
+        wide = arith.ExtFOp(ir.F32Type.get(), value).result
+    total = gpu.AllReduceOp(wide if narrow else value,
+                            op=ir.Attribute.parse(f"#gpu<all_reduce_op {_ALL_REDUCE[comb_name]}>"), uniform=True).result
+    return arith.TruncFOp(value.type, total).result if narrow else total
 
 
 def _store_row_values(kernel, tx, row, cols, outputs, row_outputs, per_row):
@@ -497,8 +507,7 @@ def _row_kernel(members, reductions, outputs, threads, made):
                 folded = ir.Operation.create(comb.name, results=[element_type], operands=[acc, x],
                                              attributes=_attributes(comb)).result
                 scf.YieldOp([folded])
-            total = gpu.AllReduceOp(loop.results[0], op=ir.Attribute.parse(f"#gpu<all_reduce_op {_ALL_REDUCE[comb_name]}>"),
-                                    uniform=True).result
+            total = _all_reduce(loop.results[0], comb_name)
             kernel.cache = {}
             start = kernel.value(z.sources[-1], z.out, _apply(indexing_maps(z.op)[-1], row + [_const(0)] * len(cols)))
             kernel.registers[z] = ir.Operation.create(comb_name, results=[element_type], operands=[start, total],

@@ -37,7 +37,7 @@ from torch_mlir.dialects import func, memref
 FLAG = "fusec-outline-groups-to-functions"
 SUMMARY = "Outline each fused group of ops on buffers into a function the host calls (CPU target)"
 
-_HOISTED = ("memref.alloc", "memref.alloca", "arith.constant",
+_HOISTED = ("memref.alloc", "memref.alloca", "arith.constant", "memref.get_global",
             "memref.expand_shape", "memref.collapse_shape", "memref.cast")
 _HOST_ONLY = ("memref.copy", "memref.dealloc", "func.return", "func.call")
 
@@ -102,7 +102,7 @@ def _outline(module_body, run: list, name: str) -> None:
             if any(not _ancestor_in(use.owner.operation, members) for use in result.uses):
                 raise ValueError(f"{op.name} of {name} defines a value used outside its group")
     constants = [v for v in outside if isinstance(v.owner, (ir.Operation, ir.OpView))
-                 and v.owner.operation.name == "arith.constant"]
+                 and v.owner.operation.name in ("arith.constant", "memref.get_global")]
     buffers = [v for v in outside if v not in constants]
     for value in buffers:
         if not isinstance(value.type, ir.MemRefType):

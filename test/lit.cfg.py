@@ -6,7 +6,8 @@ plain defaults, the running Python and the tools installed beside it (`pip insta
 
 Substitutions: fusec, fusec-opt, FileCheck (the Python `filecheck`), %python, %ptxas, %examples
 (the model files in examples/); `not` is lit's builtin.
-Features: `cuda` when a GPU answers, `ptxas` when ptxas is found.
+Features: `cuda` when a GPU answers, `ptxas` when ptxas is found, `non-root-user` unless root runs
+the tests.
 """
 
 import os
@@ -93,6 +94,9 @@ if ptxas and os.path.isfile(ptxas):
     config.substitutions.append(("%ptxas", ptxas))
 else:
     lit_config.note("ptxas not found: tests that REQUIRE ptxas are unsupported")
+# Root may write into a read-only folder: permission tests mean nothing there (LLVM's lit feature name).
+if hasattr(os, "geteuid") and os.geteuid() != 0:
+    config.available_features.add("non-root-user")
 if has_cuda:
     config.available_features.add("cuda")
 else:

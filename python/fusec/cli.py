@@ -16,28 +16,42 @@ import re
 import sys
 
 from .diagnostics import FusecError, run_tool
-from .stages import STAGE_NAMES, STAGES
+from .stages import CPU_STAGES, STAGE_NAMES, STAGES, stage_names
 
 _EXTENSIONS = {"llvm": "ll", "ptx": "ptx"}
 
 
 def _stage_help() -> str:
-    return "\n".join(f"  {s.name:<7} {s.summary}" for s in STAGES)
+    return ("\n".join(f"  {s.name:<7} {s.summary}" for s in STAGES) + "\n\nStages of --target cpu "
+            "(the reference target, run by MLIR's ExecutionEngine; -o writes FILE.mlir):\n"
+            + "\n".join(f"  {s.name:<7} {s.summary}" for s in CPU_STAGES))
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse, with a bad argument reported as one `fusec: error:` line (exit 1), as every other
+    error is, instead of the usage block and exit 2."""
+
+    def error(self, message):
+        if message.startswith(("unrecognized arguments", "the following arguments are required")):
+            message += f" (`{self.prog} --help` lists the options)"
+        raise FusecError(message)
 
 
 def _compile_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="fusec",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Compile a PyTorch model to fused GPU kernels (PTX + launch manifest).\n\n"
                     "INPUT is MODEL.py (defines `model`, `example_inputs`, optionally `dynamic_shapes`)\n"
                     "or an .mlir file at any stage below, which starts there.\n\n"
                     "Subcommands: `fusec run MODEL.py` compiles, runs on the GPU and compares with eager;\n"
+                    "`fusec check MODEL.py` lists the model's ATen ops and which ones fusec can compile;\n"
                     "`fusec explain MODEL.py` prints the traffic table, the kernels and every fusion\n"
                     "decision (`fusec run --help`, `fusec explain --help`).\n\nStages:\n" + _stage_help())
     p.add_argument("input", metavar="INPUT", help="MODEL.py or FILE.mlir")
     p.add_argument("-o", "--output", metavar="FILE.ptx",
-                   help="write PTX here and the launch manifest beside it (FILE.json)")
+                   help="write PTX (--target cpu: the llvm-dialect module, FILE.mlir) here and the "
+                        "launch manifest beside it (FILE.json)")
     p.add_argument("--emit", choices=STAGE_NAMES, metavar="STAGE",
                    help="print the IR after STAGE and stop: " + " | ".join(STAGE_NAMES))
     p.add_argument("--dump-dir", metavar="DIR", help="write every stage's IR to DIR")
@@ -45,22 +59,76 @@ def _compile_parser() -> argparse.ArgumentParser:
     return p
 
 
+# The PTX ISA version each architecture needs, as LLVM's NVPTX back end requires it (a lower one is
+# an `LLVM ERROR` that kills the process; an unknown name is PTX for LLVM's default target).
+_MIN_PTX = {"sm_70": 60, "sm_72": 61, "sm_75": 63, "sm_80": 70, "sm_86": 71, "sm_87": 74, "sm_88": 90,
+            "sm_89": 78, "sm_90": 78, "sm_90a": 80, "sm_100": 86, "sm_100a": 86, "sm_101": 86, "sm_101a": 86,
+            "sm_103": 88, "sm_103a": 88, "sm_110": 90, "sm_110a": 90, "sm_120": 87, "sm_120a": 87,
+            "sm_121": 88, "sm_121a": 88}
+
+
+def _ptx_version() -> int:
+    """The PTX ISA version fusec writes (CompileOptions.ptx_features, not a command-line option)."""
+    import dataclasses
+
+    from .options import CompileOptions
+
+    features = {f.name: f.default for f in dataclasses.fields(CompileOptions)}["ptx_features"]
+    return max(int(v) for v in re.findall(r"ptx(\d+)", features))
+
+
+def _arch(text: str) -> str:
+    """--arch: an NVPTX architecture that LLVM knows and fusec's PTX version can target."""
+    m = re.fullmatch(r"sm_(\d+)[a-z]?", text)
+    if m and int(m[1]) < 70:
+        raise argparse.ArgumentTypeError(f"{text} is older than fusec supports: use sm_70 or newer")
+    ptx = _ptx_version()
+    usable = [a for a, v in _MIN_PTX.items() if v <= ptx]
+    if text not in _MIN_PTX:
+        raise argparse.ArgumentTypeError(f"unknown GPU architecture '{text}' (use one of {', '.join(usable)})")
+    if _MIN_PTX[text] > ptx:
+        raise argparse.ArgumentTypeError(
+            f"{text} needs PTX {_MIN_PTX[text] / 10:.1f}, and fusec writes PTX {ptx / 10:.1f} "
+            f"(use one of {', '.join(usable)})")
+    return text
+
+
+def _int_in(low: int, high: int, multiple: int = 1):
+    """An argparse type: an integer in [low, high] (and a multiple of `multiple`)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, not '{text}'") from None
+        if not low <= value <= high or value % multiple:
+            of = f"a multiple of {multiple} " if multiple > 1 else ""
+            raise argparse.ArgumentTypeError(f"must be {of}in [{low}, {high}], not {value}")
+        return value
+
+    return parse
+
+
 def _add_common(p):
-    p.add_argument("--arch", default="sm_90", help="GPU architecture (default: sm_90)")
+    p.add_argument("--target", choices=["cuda", "cpu"], default="cuda",
+                   help="cuda: PTX for NVIDIA GPUs (default); cpu: the reference target, through MLIR's "
+                        "ExecutionEngine, for checking numerics without a GPU")
+    p.add_argument("--arch", type=_arch, default="sm_90", help="GPU architecture (default: sm_90)")
     p.add_argument("--fusion", choices=["none", "elementwise", "full"], default="full",
                    help="none: one kernel per op, as eager; elementwise: pointwise chains only; "
                         "full: the cost model's groups (default)")
-    p.add_argument("--max-registers", type=int, default=128,
-                   help="fusion rule 6: estimated registers per thread a kernel may use (default: 128)")
-    p.add_argument("--threads-per-block", type=int, default=256,
-                   help="threads along the innermost parallel dimension (default: 256)")
+    p.add_argument("--max-registers", type=_int_in(16, 255), default=128,
+                   help="fusion rule 6: estimated registers per thread a kernel may use, 16 to 255 "
+                        "(default: 128)")
+    p.add_argument("--threads-per-block", type=_int_in(32, 1024, multiple=32), default=256,
+                   help="threads along the innermost parallel dimension, a multiple of 32 up to 1024 "
+                        "(default: 256)")
     p.add_argument("--debug", action="store_true", help="show Python tracebacks for errors")
 
 
 def _options(args):
     from .options import CompileOptions
 
-    return CompileOptions(arch=args.arch, threads_per_block=args.threads_per_block, fusion=args.fusion,
+    return CompileOptions(target=args.target, arch=args.arch, threads_per_block=args.threads_per_block, fusion=args.fusion,
                           max_registers=args.max_registers)
 
 
@@ -68,12 +136,36 @@ def _compile(args, stop: str, on_stage=None):
     from .driver import compile_mlir_file, compile_spec
 
     options = _options(args)
+    _validate_pipelines(options)
+    if os.path.isdir(args.input):
+        raise FusecError(f"cannot read {args.input}: it is a directory")
     if args.input.endswith(".mlir"):
+        _check_not_empty(args.input)
         return compile_mlir_file(args.input, options, stop=stop, on_stage=on_stage)
     from .frontend import load_model_file  # imports torch: only for model files
 
     spec = load_model_file(args.input)
     return compile_spec(spec, options, stop=stop, on_stage=on_stage)
+
+
+def _validate_pipelines(options) -> None:
+    """Build every stage's pass pipeline before compiling: a pipeline MLIR cannot build is one error
+    now, not a failure (or a line of LLVM's) half way through a compile."""
+    from .opt import validate_pipeline
+    from .stages import stages_for
+
+    validate_pipeline([(f"stage {stage.name}", element) for stage in stages_for(options.target)
+                       if stage.passes is not None for element in stage.passes(options)])
+
+
+def _check_not_empty(path: str) -> None:
+    try:
+        with open(path, "rb") as f:
+            empty = not f.read().strip()
+    except OSError:
+        return  # missing or unreadable: the driver says which
+    if empty:
+        raise FusecError(f"{path} is empty: there is no MLIR to compile")
 
 
 def torch_op_counts(torch_ir: str) -> collections.Counter:
@@ -82,52 +174,92 @@ def torch_op_counts(torch_ir: str) -> collections.Counter:
 
 
 def cmd_compile(argv) -> int:
+    from .outputs import check_writable, write_files_atomically
+
     args = _compile_parser().parse_args(argv)
     if args.output is None and args.emit is None and args.dump_dir is None:
         raise FusecError("nothing to do: give -o FILE.ptx, --emit STAGE or --dump-dir DIR")
-    if args.dump_dir and not os.path.isdir(args.dump_dir):
-        try:
-            os.makedirs(args.dump_dir)
-        except OSError as err:
-            raise FusecError(f"cannot create --dump-dir {args.dump_dir}: {err.strerror}") from None
-    if args.output and args.emit and args.emit != "ptx":
-        raise FusecError(f"-o writes PTX, so it cannot be combined with --emit {args.emit}")
-    stop = args.emit or "ptx"
-    comp = _compile(args, stop)
+    last = stage_names(args.target)[-1]
+    if args.output is not None and args.emit and args.emit != last:
+        raise FusecError(f"-o writes the {last} stage, so it cannot be combined with --emit {args.emit}")
+    # A bad -o or --dump-dir is reported before compiling, and nothing is written unless all is.
+    if args.output is not None:
+        check_writable(args.output)
+        check_writable(manifest_path(args.output))
+    if args.dump_dir is not None:
+        _check_dump_dir(args.dump_dir)
+    comp = _compile(args, args.emit)
+    files = {}
     if args.dump_dir:
-        from .outputs import write_files_atomically
-
-        files = {os.path.join(args.dump_dir, f"{STAGE_NAMES.index(n):02d}-{n}.{_EXTENSIONS.get(n, 'mlir')}"): t
+        names = stage_names(args.target)
+        files = {os.path.join(args.dump_dir, f"{names.index(n):02d}-{n}.{_extension(args.target, n)}"): t
                  for n, t in comp.texts.items()}
         if comp.manifest:
             files[os.path.join(args.dump_dir, "manifest.json")] = _manifest_text(comp.manifest, None)
+    if args.output:
+        files.update(_output_files(comp, args.output))
+    created = _make_dirs(args.dump_dir) if args.dump_dir else []
+    try:
         write_files_atomically(files)
+    except FusecError:
+        for folder in reversed(created):  # the --dump-dir folders made for this compile, now empty
+            os.rmdir(folder)
+        raise
     if args.emit:
         sys.stdout.write(comp.texts[args.emit])
         if not comp.texts[args.emit].endswith("\n"):
             sys.stdout.write("\n")
     if args.output:
-        _write_outputs(comp, args.output)
         _summary(args.input, comp, args.output)
     return 0
 
 
-def _manifest_text(manifest: dict, ptx_name: str | None) -> str:
-    return json.dumps({**manifest, "ptx": ptx_name}, indent=2) + "\n"
+def _check_dump_dir(path: str) -> None:
+    """--dump-dir is a folder, or can be made as one (its nearest existing parent is a writable folder)."""
+    if not path:
+        raise FusecError("--dump-dir needs a folder name")
+    existing = os.path.abspath(path)
+    while not os.path.exists(existing):
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
+        raise FusecError(f"cannot use --dump-dir {path}: {existing} is not a directory")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise FusecError(f"cannot use --dump-dir {path}: {existing} is not writable")
 
 
-def manifest_path(ptx_path: str) -> str:
-    root, ext = os.path.splitext(ptx_path)
-    return (root if ext == ".ptx" else ptx_path) + ".json"
+def _make_dirs(path: str) -> list[str]:
+    """Make `path` and its missing parents; returns those made, outermost first."""
+    missing, folder = [], os.path.abspath(path)
+    while not os.path.exists(folder):
+        missing.insert(0, folder)
+        folder = os.path.dirname(folder)
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as err:
+        raise FusecError(f"cannot create --dump-dir {path}: {err.strerror}") from None
+    return missing
 
 
-def _write_outputs(comp, ptx_path: str) -> None:
-    from .outputs import write_files_atomically
+def _extension(target: str, stage: str) -> str:
+    return "mlir" if target == "cpu" else _EXTENSIONS.get(stage, "mlir")
 
-    if comp.ptx is None:
-        raise FusecError("-o needs the ptx stage; it cannot be combined with an earlier --emit")
-    write_files_atomically({ptx_path: comp.ptx,
-                            manifest_path(ptx_path): _manifest_text(comp.manifest, os.path.basename(ptx_path))})
+
+def _manifest_text(manifest: dict, module_name: str | None) -> str:
+    key = "ptx" if manifest["target"] == "cuda" else "module"
+    return json.dumps({**manifest, key: module_name}, indent=2) + "\n"
+
+
+def manifest_path(output_path: str) -> str:
+    root, ext = os.path.splitext(output_path)
+    return (root if ext in (".ptx", ".mlir") else output_path) + ".json"
+
+
+def _output_files(comp, output_path: str) -> dict[str, str]:
+    """{path: text} that -o writes: the compiled module and the launch manifest beside it."""
+    if comp.artifact is None:
+        raise FusecError("-o needs the last stage; it cannot be combined with an earlier --emit")
+    return {output_path: comp.artifact,
+            manifest_path(output_path): _manifest_text(comp.manifest, os.path.basename(output_path))}
 
 
 def _plural(n: int, word: str, plural: str | None = None) -> str:
@@ -143,13 +275,17 @@ def _summary(source: str, comp, ptx_path: str) -> None:
     print(f"fusec: emitted {_plural(len(comp.kernels), 'kernel')}, {_plural(len(launches), 'launch', 'launches')} "
           f"-> {ptx_path} (+ {manifest_path(ptx_path)})")
     for s in launches:
-        print(f"  {s['kernel']:<16} grid {tuple(s['grid'])} block {tuple(s['block'])}")
+        where = "on the cpu" if comp.manifest["target"] == "cpu" else f"grid {tuple(s['grid'])} block {tuple(s['block'])}"
+        print(f"  {s['kernel']:<16} {where}")
 
 
 # `fusec NAME ...` runs SUBCOMMANDS[NAME] ("module:function", imported only when used).
 SUBCOMMANDS = {
     "run": "fusec.run:cmd_run",
     "explain": "fusec.explain:cmd_explain",
+    "bench": "fusec.bench:cmd_bench",
+    "check": "fusec.check:cmd_check",
+    "fuzz": "fusec.fuzz:cmd_fuzz",
 }
 
 

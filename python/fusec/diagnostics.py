@@ -7,10 +7,12 @@ traceback is shown only with `--debug`.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 
-__all__ = ["FusecError", "CapturedDiagnostic", "format_mlir_diagnostics", "location_to_text", "run_tool"]
+__all__ = ["CapturedDiagnostic", "FusecError", "format_mlir_diagnostics", "location_to_text", "native_stderr",
+           "run_tool"]
 
 
 class FusecError(Exception):
@@ -57,6 +59,36 @@ class CapturedDiagnostic:
         self.is_error = "ERROR" in str(diag.severity)
 
 
+@contextlib.contextmanager
+def native_stderr():
+    """Capture what native code (MLIR, LLVM) writes straight to file descriptor 2 inside the block.
+
+    LLVM's option parser prints a bad pass option's reason there (`for the --max-iterations option:
+    'x' value invalid for long argument!`) and MLIR only raises "failed to add"; the caller folds the
+    reason into its one-line error instead of letting a stray line through. Yields a list that holds
+    the captured text once the block has ended."""
+    import sys
+    import tempfile
+
+    captured: list[str] = []
+    try:
+        saved = os.dup(2)
+    except OSError:  # no standard error to redirect: nothing to capture
+        yield captured
+        return
+    sys.stderr.flush()
+    with tempfile.TemporaryFile() as tmp:
+        os.dup2(tmp.fileno(), 2)
+        try:
+            yield captured
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            tmp.seek(0)
+            captured.append(tmp.read().decode("utf-8", "replace"))
+
+
 def run_tool(prog: str, body, argv: list[str]) -> int:
     """Run a command-line tool's `body()`: user errors as one message (exit 1), a closed pipe quietly,
     fusec's own bugs as one line pointing at --debug (exit 2); tracebacks only with --debug."""
@@ -72,7 +104,7 @@ def run_tool(prog: str, body, argv: list[str]) -> int:
         print(f"{prog}: {err}" if err.location is None else str(err), file=sys.stderr)
         return 1
     except BrokenPipeError:  # the reader went away (`| head`): not an error of ours
-        sys.stdout = open(os.devnull, "w")
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (open until exit: Python flushes it then)
         return 0
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)

@@ -8,6 +8,7 @@ MODEL.py convention: a plain Python file that defines
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import os
 import sys
@@ -19,7 +20,7 @@ import torch
 
 from .diagnostics import FusecError
 
-__all__ = ["ModelSpec", "load_model_file", "import_to_torch_dialect"]
+__all__ = ["ModelSpec", "import_to_torch_dialect", "load_model_file"]
 
 _LOW_PRECISION = (torch.bfloat16, torch.float16)
 
@@ -46,15 +47,22 @@ class ModelSpec:
 
 def load_model_file(path: str) -> ModelSpec:
     """Execute MODEL.py and return what it defines; every failure is one clear FusecError."""
+    if os.path.isdir(path):
+        raise FusecError(f"cannot read {path}: it is a directory")
     if not os.path.isfile(path):
         raise FusecError(f"no such model file: {path}")
-    with open(path, encoding="utf-8") as f:
-        source = f.read()
+    try:
+        with open(path, "rb") as f:
+            source = f.read()  # bytes: Python decodes them, with the file's `# coding:` line if any
+    except OSError as err:
+        raise FusecError(f"cannot read model file {path}: {err.strerror}") from None
     try:
         code = compile(source, os.path.abspath(path), "exec")
-    except SyntaxError as err:
+    except SyntaxError as err:  # includes bytes that are not text in the file's encoding
         raise FusecError(f"syntax error in model file: {err.msg}",
-                         location=f"{path}:{err.lineno}:{err.offset or 1}") from None
+                         location=f"{path}:{err.lineno or 1}:{err.offset or 1}") from None
+    except ValueError as err:  # NUL bytes (Python < 3.12 raises ValueError, not SyntaxError)
+        raise FusecError(f"model file is not Python source: {err}", location=f"{path}:1:1") from None
     # A real module, so torch.export's tracer (dynamo) can find the model's globals by module name.
     module = types.ModuleType(f"fusec_model_{abs(hash(os.path.abspath(path))):x}")
     module.__file__ = os.path.abspath(path)
@@ -62,8 +70,11 @@ def load_model_file(path: str) -> ModelSpec:
     sys.modules[module.__name__] = module
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
     try:
-        exec(code, namespace)
-    except Exception as err:  # the model file's own error: show its message and its line
+        exec(code, namespace)  # noqa: S102 (running MODEL.py is what the user asked for)
+    except SystemExit as err:  # sys.exit() in a model file would end fusec silently
+        raise FusecError(f"model file called sys.exit({'' if err.code is None else repr(err.code)}) "
+                         "while it was loaded", location=_innermost_location(err, path)) from None
+    except Exception as err:  # noqa: BLE001 (the model file's own error: show its message and its line)
         raise FusecError(f"model file raised {type(err).__name__}: {err}",
                          location=_innermost_location(err, path)) from None
     finally:
@@ -77,21 +88,81 @@ def load_model_file(path: str) -> ModelSpec:
     return spec
 
 
+def _an(value) -> str:
+    name = type(value).__name__
+    return f"{'an' if name[0] in 'aeiouAEIOU' else 'a'} {name}"
+
+
+def _defined_at(source: str, name: str) -> str | None:
+    """`file:line:col` of the last top-level statement of MODEL.py that binds `name`; None when
+    `source` is not a file (a model passed to fusec.compile) or nothing there binds it."""
+    if not source.endswith(".py") or not os.path.isfile(source):
+        return None
+    try:
+        with open(source, "rb") as f:
+            tree = ast.parse(f.read())
+    except (OSError, SyntaxError, ValueError):
+        return None
+    found = None
+    for stmt in tree.body:
+        targets = (stmt.targets if isinstance(stmt, ast.Assign)
+                   else [stmt.target] if isinstance(stmt, (ast.AnnAssign, ast.AugAssign))
+                   else [ast.Name(stmt.name)] if isinstance(stmt, (ast.FunctionDef, ast.ClassDef))
+                   else [])
+        if any(n.id == name for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)):
+            found = stmt
+    return f"{source}:{found.lineno}:{found.col_offset + 1}" if found else None
+
+
+def _model_function(model):
+    return model.forward if isinstance(model, torch.nn.Module) else model
+
+
 def check_spec(spec: ModelSpec) -> None:
-    where = spec.source
-    if not (isinstance(spec.model, torch.nn.Module) or callable(spec.model)):
-        raise FusecError(f"{where}: `model` must be an nn.Module or a function of tensors, "
-                         f"not {type(spec.model).__name__}")
-    inputs = spec.example_inputs
+    """`model` must be callable with `example_inputs`, a non-empty tuple of dense tensors; errors
+    point at the MODEL.py line that defines the name at fault."""
+    model, inputs = spec.model, spec.example_inputs
+    if isinstance(model, type):
+        raise FusecError(f"`model` is the class {model.__name__}, not a model: write `model = {model.__name__}()`",
+                         location=_defined_at(spec.source, "model"))
+    if not callable(model):
+        raise FusecError(f"`model` must be an nn.Module or a function of tensors, not {_an(model)}",
+                         location=_defined_at(spec.source, "model"))
+    where = _defined_at(spec.source, "example_inputs")
     if isinstance(inputs, torch.Tensor):
-        inputs = spec.example_inputs = (inputs,)
+        inputs = (inputs,)
     if not isinstance(inputs, (tuple, list)) or not inputs:
-        raise FusecError(f"{where}: `example_inputs` must be a non-empty tuple of tensors, "
-                         f"not {type(inputs).__name__}")
+        what = "an empty " + type(inputs).__name__ if isinstance(inputs, (tuple, list)) else _an(inputs)
+        raise FusecError(f"`example_inputs` must be a non-empty tuple of tensors, not {what}", location=where)
     for i, value in enumerate(inputs):
         if not isinstance(value, torch.Tensor):
-            raise FusecError(f"{where}: example_inputs[{i}] is a {type(value).__name__}, not a tensor")
+            raise FusecError(f"example_inputs[{i}] is {_an(value)}, not a tensor "
+                             "(`example_inputs` must be a tuple of tensors)", location=where)
+        if value.layout != torch.strided:
+            raise FusecError(f"example_inputs[{i}] is a {value.layout} tensor; fusec compiles dense "
+                             "(torch.strided) tensors: pass `.to_dense()`", location=where)
     spec.example_inputs = tuple(inputs)
+    _check_arguments(spec, where)
+    if spec.dynamic_shapes is not None and not isinstance(spec.dynamic_shapes, (dict, tuple, list)):
+        raise FusecError(f"`dynamic_shapes` must be a dict or a tuple (as torch.export takes it), "
+                         f"not {_an(spec.dynamic_shapes)}", location=_defined_at(spec.source, "dynamic_shapes"))
+
+
+def _check_arguments(spec: ModelSpec, where: str | None) -> None:
+    """The model takes as many tensors as `example_inputs` holds (else torch.export's own TypeError,
+    with no line)."""
+    import inspect
+
+    try:
+        signature = inspect.signature(_model_function(spec.model))
+    except (TypeError, ValueError):  # a builtin or C function: torch.export will tell
+        return
+    try:
+        signature.bind(*spec.example_inputs)
+    except TypeError as err:
+        n = len(spec.example_inputs)
+        raise FusecError(f"`model` cannot be called with the {n} tensor{'s' if n != 1 else ''} of "
+                         f"`example_inputs`: {err}", location=where) from None
 
 
 def _innermost_location(err: BaseException, path: str) -> str | None:
@@ -192,11 +263,31 @@ def _export(module, spec, upcast_low_precision):
         program = _export_with_locations(wrapped, args, dynamic_shapes)
     except FusecError:
         raise
-    except Exception as err:
+    except Exception as err:  # noqa: BLE001 (torch.export's own error, whatever it is: one line)
         raise FusecError(f"torch.export failed on the model: {type(err).__name__}: {_short(err)}",
                          location=_innermost_location(err, spec.source) if spec.source.endswith(".py") else None
                          ) from None
+    _check_outputs(program, spec)
     return program
+
+
+def _check_outputs(program, spec: ModelSpec) -> None:
+    """Every output is a tensor: fusec compiles functions of tensors to tensors."""
+    for i, out in enumerate(program.graph.output_node().args[0]):
+        if not isinstance(getattr(out, "meta", {}).get("val"), torch.Tensor):
+            what = "None" if out is None else _an(out)
+            raise FusecError(f"the model returns {what} (output {i}), not a tensor: fusec compiles functions "
+                             "of tensors that return tensors", location=_model_location(spec))
+
+
+def _model_location(spec: ModelSpec) -> str | None:
+    """The `def` line of the model's function (its forward), when it is in MODEL.py."""
+    code = getattr(_model_function(spec.model), "__code__", None)
+    if code is None or not spec.source.endswith(".py"):
+        return None
+    if os.path.abspath(code.co_filename) != os.path.abspath(spec.source):
+        return None
+    return f"{spec.source}:{code.co_firstlineno}:1"
 
 
 def _export_with_locations(module, args, dynamic_shapes):
@@ -204,7 +295,7 @@ def _export_with_locations(module, args, dynamic_shapes):
     models dynamo cannot trace fall back to non-strict export (locations then stop at the wrapper)."""
     try:
         return torch.export.export(module, args, dynamic_shapes=dynamic_shapes, strict=True)
-    except Exception:
+    except Exception:  # noqa: BLE001 (any failure of strict export: try non-strict)
         return torch.export.export(module, args, dynamic_shapes=dynamic_shapes, strict=False)
 
 
@@ -214,6 +305,10 @@ def import_to_torch_dialect(spec: ModelSpec, *, upcast_low_precision: bool = Tru
     from torch_mlir.compiler_utils import TorchMlirCompilerError
 
     program = export_program(spec, upcast_low_precision=upcast_low_precision)
+    outputs = program.graph.output_node().args[0]
+    if all(getattr(out, "op", None) == "placeholder" for out in outputs):
+        raise FusecError("the model computes nothing (it returns its inputs unchanged): there is no kernel "
+                         "to compile", location=_model_location(spec))
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FutureWarning)

@@ -11,10 +11,18 @@ PassManager itself from the flags, in order.
 
 from __future__ import annotations
 
+import os
 import sys
 import textwrap
 
-from .diagnostics import CapturedDiagnostic, FusecError, format_mlir_diagnostics, run_tool
+from .diagnostics import (
+    CapturedDiagnostic,
+    FusecError,
+    format_mlir_diagnostics,
+    native_stderr,
+    run_tool,
+)
+from .outputs import check_writable, write_files_atomically
 
 SPLIT_MARKER = "// -----"
 _OWN_FLAGS = {"--split-input-file", "--mlir-print-ir-after-all", "--mlir-print-debuginfo", "--debug",
@@ -58,7 +66,11 @@ def _pass_descriptions() -> str:
 
 
 def parse_args(argv: list[str]):
-    """Returns (input path, output path, pass elements in order, flags)."""
+    """Returns (input path, output path, pass elements in order, flags).
+
+    Each pass element is (what the user wrote, pipeline element): `--canonicalize=max-iterations=3`
+    gives ('--canonicalize=max-iterations=3', 'canonicalize{max-iterations=3}'), so that an error
+    names the argument it comes from."""
     path, output, elements, flags = None, None, [], set()
     it = iter(argv)
     for arg in it:
@@ -66,13 +78,15 @@ def parse_args(argv: list[str]):
             flags.add(arg)
         elif arg == "-o":
             output = next(it, None)
-            if output is None:
+            if not output:
                 raise FusecError("-o needs a file name")
         elif arg.startswith("--pass-pipeline="):
-            elements += _split_pipeline(arg[len("--pass-pipeline="):])
+            elements += [("--pass-pipeline", e) for e in _split_pipeline(arg[len("--pass-pipeline="):])]
         elif arg.startswith("-") and arg != "-":
             name, _, opts = arg.lstrip("-").partition("=")
-            elements.append(f"{name}{{{opts}}}" if opts else name)
+            if not name:
+                raise FusecError(f"unknown option '{arg}' (fusec-opt --help lists the options and passes)")
+            elements.append((arg, f"{name}{{{opts}}}" if opts else name))
         elif path is None:
             path = arg
         else:
@@ -101,34 +115,59 @@ def _split_pipeline(text: str) -> list[str]:
     return [p for p in parts + [cur.strip()] if p]
 
 
-def _chunks(text: str, split: bool):
-    """(first line number, text) for each part; parts keep their line numbers in diagnostics."""
+def _chunks(data: bytes, split: bool) -> list[bytes]:
+    """The parts of the input; each keeps its line numbers (blank lines stand for the parts before)."""
     if not split:
-        return [text]
+        return [data]
     chunks, current = [], []
     start = 0
-    for i, raw in enumerate(text.splitlines(keepends=True)):
-        if raw.strip() == SPLIT_MARKER:
-            chunks.append("\n" * start + "".join(current))
+    for i, raw in enumerate(data.splitlines(keepends=True)):
+        if raw.strip() == SPLIT_MARKER.encode():
+            chunks.append(b"\n" * start + b"".join(current))
             current, start = [], i + 1
         else:
             current.append(raw)
-    chunks.append("\n" * start + "".join(current))
+    chunks.append(b"\n" * start + b"".join(current))
     return chunks
 
 
-def process(text: str, source_name: str, elements: list[str], flags: set[str]) -> tuple[list[str], list[str]]:
-    """Returns (outputs, error lines) over all parts of the input."""
+def validate_pipeline(elements: list[tuple[str, str]]) -> None:
+    """Build every pass element once, alone, before any input is parsed: a bad pass name or option
+    is one error naming the argument, never a half-run module or a line of LLVM's on the side.
+
+    `elements` are (origin, element): a flag (`--canonicalize=...`) names the user's argument in
+    the error; any other origin (`--pass-pipeline`, a stage of fusec's) is named by the element."""
+    from .mlir import new_context
+    from .pipeline import build_pass_manager
+
+    ctx = new_context()
+    for origin, element in elements:
+        failure = None
+        with native_stderr() as native:
+            try:
+                build_pass_manager([element], ctx)
+            except FusecError as err:
+                failure = err
+        if failure is None:
+            continue
+        reason = " ".join(line.strip(" :!") for line in "".join(native).splitlines() if line.strip())
+        is_flag = origin.startswith("-") and origin != "--pass-pipeline"
+        if is_flag and "does not refer to a registered pass" in failure.message:
+            raise FusecError(f"unknown pass or option '{origin}' (fusec-opt --help lists the options and passes)")
+        raise FusecError(failure.message + (f" ({reason})" if reason else ""), notes=failure.notes)
+
+
+def process(data: bytes, source_name: str, elements: list[str], flags: set[str]) -> tuple[list[str], list[str]]:
+    """Returns (outputs, error lines) over all parts of the input (MLIR text, as bytes: MLIR reports
+    bytes that are not text as its own `file:line:col` errors)."""
     from .mlir import ir, new_context
     from .pipeline import build_pass_manager
 
     outputs, errors = [], []
-    # Validate the pipeline once before touching any input.
-    build_pass_manager(elements, new_context())
-    for chunk in _chunks(text, "--split-input-file" in flags):
+    for chunk in _chunks(data, "--split-input-file" in flags):
         ctx = new_context()
-        captured = []
-        handler = ctx.attach_diagnostic_handler(lambda d: captured.append(CapturedDiagnostic(d)) or True)
+        captured: list[CapturedDiagnostic] = []
+        handler = ctx.attach_diagnostic_handler(lambda d, into=captured: into.append(CapturedDiagnostic(d)) or True)
         try:
             module = ir.Module.parse(chunk, ctx)
             pm = build_pass_manager(elements, ctx, print_ir_after_all="--mlir-print-ir-after-all" in flags)
@@ -140,6 +179,24 @@ def process(text: str, source_name: str, elements: list[str], flags: set[str]) -
         finally:
             handler.detach()
     return outputs, errors
+
+
+def read_input(path: str) -> tuple[bytes, str]:
+    """(the input's bytes, its name in diagnostics); `-` is standard input."""
+    if path == "-":
+        data, source_name = sys.stdin.buffer.read(), "<stdin>"
+    else:
+        if os.path.isdir(path):
+            raise FusecError(f"cannot read {path}: it is a directory")
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError as err:
+            raise FusecError(f"cannot read {path}: {err.strerror}") from None
+        source_name = path
+    if not data.strip():
+        raise FusecError(f"{source_name} is empty: there is no MLIR to parse")
+    return data, source_name
 
 
 def main(argv=None) -> int:
@@ -155,20 +212,13 @@ def _main(argv: list[str]) -> int:
     if "--help-passes" in flags:
         print(_pass_descriptions(), end="")
         return 0
-    if path == "-":
-        text, source_name = sys.stdin.read(), "<stdin>"
-    else:
-        try:
-            with open(path, encoding="utf-8") as f:
-                text = f.read()
-        except OSError as err:
-            raise FusecError(f"cannot read {path}: {err.strerror}") from None
-        source_name = path
-    outputs, errors = process(text, source_name, elements, flags)
+    if output:
+        check_writable(output)  # before any work: a bad -o is reported first
+    validate_pipeline(elements)
+    data, source_name = read_input(path)
+    outputs, errors = process(data, source_name, [e for _, e in elements], flags)
     result = f"\n{SPLIT_MARKER}\n".join(o.rstrip("\n") for o in outputs) + ("\n" if outputs else "")
     if output:
-        from .outputs import write_files_atomically
-
         if not errors:
             write_files_atomically({output: result})
     else:

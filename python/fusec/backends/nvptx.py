@@ -44,6 +44,15 @@ def _as_double_hex(value: float) -> str:
     return "0x%016X" % struct.unpack("<Q", struct.pack("<d", value))[0]
 
 
+def _as_16_bit_hex(value: float, kind: str) -> str:
+    if kind == "half":
+        return "0xH%04X" % struct.unpack("<H", struct.pack("<e", value))[0]
+    bits = struct.unpack("<I", struct.pack("<f", value))[0]  # bfloat: the top half of the float,
+    if value == value:  # rounded to nearest even (a NaN keeps its quiet bit)
+        bits += 0x7FFF + ((bits >> 16) & 1)
+    return "0xR%04X" % ((bits >> 16) & 0xFFFF)
+
+
 def _round_to_f32(value: float) -> float:
     return struct.unpack("<f", struct.pack("<f", value))[0]
 
@@ -71,9 +80,11 @@ def _rewrite_line(line: str) -> str:
 
     def repl(match):
         preceding = [t for pos, t in types if pos < match.start()]
-        if not preceding or preceding[-1] != "float":
+        if not preceding or preceding[-1] not in ("float", "half", "bfloat"):
             return match.group(0)
         token = match.group(1).lstrip("+")
+        if preceding[-1] != "float":  # 16-bit literals: LLVM's 0xH (half) and 0xR (bfloat) bit forms
+            return _as_16_bit_hex(float(token), preceding[-1])
         if token.lstrip("-").endswith("nan"):
             return "0x7FF8000000000000"  # a quiet NaN, as a double
         value = float(token)
