@@ -16,6 +16,7 @@ import re
 import sys
 
 from .diagnostics import FusecError, run_tool
+from .options import MIN_PTX as _MIN_PTX
 from .stages import CPU_STAGES, STAGE_NAMES, STAGES, stage_names
 
 _EXTENSIONS = {"llvm": "ll", "ptx": "ptx"}
@@ -61,10 +62,6 @@ def _compile_parser() -> argparse.ArgumentParser:
 
 # The PTX ISA version each architecture needs, as LLVM's NVPTX back end requires it (a lower one is
 # an `LLVM ERROR` that kills the process; an unknown name is PTX for LLVM's default target).
-_MIN_PTX = {"sm_70": 60, "sm_72": 61, "sm_75": 63, "sm_80": 70, "sm_86": 71, "sm_87": 74, "sm_88": 90,
-            "sm_89": 78, "sm_90": 78, "sm_90a": 80, "sm_100": 86, "sm_100a": 86, "sm_101": 86, "sm_101a": 86,
-            "sm_103": 88, "sm_103a": 88, "sm_110": 90, "sm_110a": 90, "sm_120": 87, "sm_120a": 87,
-            "sm_121": 88, "sm_121a": 88}
 
 
 def _ptx_version() -> int:

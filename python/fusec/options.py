@@ -12,6 +12,12 @@ from .diagnostics import FusecError
 __all__ = ["CompileOptions", "TARGETS"]
 
 TARGETS = ("cuda", "cpu")
+# The PTX ISA version (x10) LLVM's NVPTX back end needs for each architecture: a lower one is an
+# `LLVM ERROR` that kills the process, an unknown name is PTX for LLVM's default target.
+MIN_PTX = {"sm_70": 60, "sm_72": 61, "sm_75": 63, "sm_80": 70, "sm_86": 71, "sm_87": 74, "sm_88": 90,
+           "sm_89": 78, "sm_90": 78, "sm_90a": 80, "sm_100": 86, "sm_100a": 86, "sm_101": 86, "sm_101a": 86,
+           "sm_103": 88, "sm_103a": 88, "sm_110": 90, "sm_110a": 90, "sm_120": 87, "sm_120a": 87,
+           "sm_121": 88, "sm_121a": 88}
 _ARCH = re.compile(r"^sm_(\d+)a?$")
 
 
@@ -37,6 +43,13 @@ class CompileOptions:
             raise FusecError(f"--arch {self.arch} is older than fusec supports: use sm_70 or newer")
         if not re.fullmatch(r"(\+ptx\d+)(,\+ptx\d+)*", self.ptx_features):
             raise FusecError(f"ptx_features must look like +ptx80, not {self.ptx_features!r}")
+        ptx = max(int(v) for v in re.findall(r"ptx(\d+)", self.ptx_features))
+        if self.arch not in MIN_PTX:
+            raise FusecError(f"--arch {self.arch} is not an architecture LLVM's NVPTX back end knows "
+                             f"(known: {', '.join(MIN_PTX)})")
+        if MIN_PTX[self.arch] > ptx:
+            raise FusecError(f"--arch {self.arch} needs PTX {MIN_PTX[self.arch] / 10:.1f}: use "
+                             f"ptx_features='+ptx{MIN_PTX[self.arch]}', not {self.ptx_features!r}")
         tpb = self.threads_per_block
         if not (isinstance(tpb, int) and 32 <= tpb <= 1024 and tpb % 32 == 0):
             raise FusecError(f"threads_per_block must be a multiple of 32 in [32, 1024], not {tpb!r}")
