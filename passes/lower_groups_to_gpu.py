@@ -375,10 +375,27 @@ def _check_row_group(reductions, outputs, in_map, full):
                 or tuple(ir.MemRefType(z.inputs[j].type).shape) != full:
             raise Unsupported("reductions of the group differ in shape or axes")
     per_row = {z.shape: z for z in reductions}
+    rows = _row_extents(reductions[0])
     for buf, writer in outputs:
-        if writer.shape != full and writer.shape not in per_row:
+        if writer.shape != full and writer.shape not in per_row and _squeezed(writer.shape) != _squeezed(rows):
             raise Unsupported(f"output of shape {list(writer.shape)} in a group over {list(full)}")
     return per_row
+
+
+def _squeezed(shape) -> list:
+    return [d for d in shape if d != 1]
+
+
+def _row_extents(first) -> list:
+    return _row_space(first)[2]
+
+
+def _per_row_index(writer, per_row, row, n_cols):
+    """Where a per-row output (one value per row: a mean, or a sum broadcast to [rows, 1]) is stored."""
+    if writer.shape in per_row:
+        return _apply(indexing_maps(per_row[writer.shape].op)[-1], row + [_const(0)] * n_cols)
+    big = iter(r for r, extent in zip(row, _row_extents(next(iter(per_row.values())))) if extent != 1)
+    return [next(big) if d != 1 else _const(0) for d in writer.shape]
 
 
 # The registers schedule keeps at most this many elements of a row per thread and input.
@@ -476,7 +493,7 @@ def _store_row_values(kernel, tx, row, cols, outputs, row_outputs, per_row):
     with ir.InsertionPoint(branch.then_block):
         kernel.cache = {}  # values computed here stay here
         for buf, writer in scalar_outputs:
-            index = _apply(indexing_maps(per_row[writer.shape].op)[-1], row + [_const(0)] * len(cols))
+            index = _per_row_index(writer, per_row, row, len(cols))
             memref.StoreOp(kernel.value(writer, buf, index), buf, index)
         scf.YieldOp([])
 
