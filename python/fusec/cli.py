@@ -4,6 +4,7 @@
     fusec MODEL.py --emit linalg          print the IR of one stage
     fusec MODEL.py --dump-dir out/        write every stage to out/NN-stage.*
     fusec run MODEL.py                    compile, launch on the GPU, compare with PyTorch eager
+    fusec check | explain | bench | fuzz  see `fusec NAME --help`
 """
 
 from __future__ import annotations

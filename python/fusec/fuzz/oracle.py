@@ -1,0 +1,312 @@
+"""The oracle of `fusec fuzz`: compile one MODEL.py with fusec, run it, compare with PyTorch eager.
+
+`evaluate(path, ...)` returns a verdict (a dict, JSON-able): status "pass", "rejected" (fusec
+refused the model with a FusecError about an unsupported construct) or "failed", with the kind of
+failure, a one-line signature that groups failures of one cause, and the details.
+
+The reference. For bf16/fp16 models fusec's documented semantics is "read and write tensors in their
+own dtype, compute in fp32" (frontend._ComputeInFloat32), as PyTorch's own fused kernels do. So the
+reference is PyTorch eager run on the inputs and weights upcast to fp32 (casts inside the model still
+round where the model says), its outputs cast to the dtypes eager gives them.
+
+The tolerance, per output, as an absolute error with scale = max|ref|:
+
+    rel(narrowest) * max(1, sqrt(n / 1024)) * scale  +  max(8, sqrt(n)) * err32
+
+- rel(narrowest) is run.compare's tolerance for the narrowest float type the model touches (1e-5 for
+  fp32; 1e-2 for bf16/fp16, ~2.5 ulp of the largest value): a value rounded to bf16 inside the model
+  lands one ulp away when fusec's fp32 value before the rounding differs from PyTorch's in the last
+  bit, and an output is rounded once more.
+- sqrt(n / 1024), n the longest reduction of the model, for sums longer than 1024 terms: rounding
+  errors of a sum grow like sqrt(n) (a random walk; Higham, Accuracy and Stability, 4.2), and fusec
+  may sum a row in a different order from PyTorch's pairwise/vectorised sums.
+- err32 = max|eager fp32 - eager fp64| on this model and input: PyTorch's own fp32 error, which
+  measures the conditioning of the computation (exp chains, cancellation in x - mean, a softmax of
+  large sums, divisions). A correct fp32 implementation with other libm/libdevice transcendentals
+  and another evaluation order is within a small factor (8) of it; for sums the factor can reach
+  sqrt(n): PyTorch sums pairwise (error growing like log n), a kernel that sums a row in sequence
+  has an error growing like sqrt(n). A wrong result is off by far more than that. (torch.compile's
+  tests accept a result against an fp64 reference the same way: within a multiple of eager's error.)
+NaN positions must agree (run.compare); the generator makes no NaN or inf.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+__all__ = ["evaluate", "signature"]
+
+_ERR32_FACTOR = 8  # times eager's own fp32 error; sqrt(n) for longer reductions (see above)
+_HINTS = re.compile(r"^# fuzz-oracle: narrowest=(\w+) longest-reduction=(\d+)", re.MULTILINE)
+# FusecErrors that say "this construct is not supported": the model is rejected, not failed.
+# Any other FusecError (a pass that fails, LLVM that cannot parse fusec's IR) is a fusec bug.
+_UNSUPPORTED = re.compile(r"cannot compile|not supported|no linalg lowering|could not import|"
+                          r"torch\.export failed|unsupported", re.IGNORECASE)
+
+
+def signature(kind: str, message: str) -> str:
+    """`kind: first line of message` with locations, numbers, SSA names and types blurred, so that
+    two models that fail for one reason have one signature (and are shrunk once)."""
+    first = (message.strip().splitlines() or [""])[0]
+    first = re.sub(r"\S+\.(py|mlir):\d+:\d+:?\s*", "", first)
+    first = re.sub(r"\b(tensor|memref|vector)<[^>]*>", r"\1<...>", first)
+    first = re.sub(r"%[\w#]+", "%V", first)
+    first = re.sub(r"0x[0-9a-fA-F]+|(?<![A-Za-wyz_\d])\d+", "N", first)  # 1x2xf32 -> NxNxf32
+    return f"{kind}: {first.strip()}"[:200]
+
+
+def _verdict(status: str, kind: str, message: str, details=()) -> dict:
+    sig = "" if status == "pass" else "mismatch" if kind == "mismatch" else signature(kind, message)
+    return {"status": status, "kind": kind, "signature": sig,
+            "message": message.strip(), "details": list(details)}
+
+
+def _hints(source: str, inputs) -> tuple[str, int]:
+    m = _HINTS.search(source)
+    if m:
+        return m.group(1), int(m.group(2))
+    # A model file without the generator's hints: the narrowest dtype it names, the largest input.
+    narrowest = next((d for d in ("bfloat16", "float16") if f"torch.{d}" in source), "float32")
+    return narrowest, max((t.numel() for t in inputs), default=1)
+
+
+def _as_tuple(out):
+    return tuple(out) if isinstance(out, (tuple, list)) else (out,)
+
+
+def _eager(spec, upcast):
+    """Run the model in eager with every floating input and weight cast by `upcast` (dtype -> dtype)."""
+    import torch
+
+    from ..frontend import model_state
+
+    def cast(t):
+        return t.to(upcast(t.dtype)) if t.dtype.is_floating_point else t
+
+    inputs = tuple(cast(t) for t in spec.example_inputs)
+    with torch.no_grad():
+        if isinstance(spec.model, torch.nn.Module):
+            state = {name: cast(t) for name, t in model_state(spec.model)}
+            return _as_tuple(torch.func.functional_call(spec.model, state, inputs))
+        return _as_tuple(spec.model(*inputs))
+
+
+def _references(spec):
+    """(eager outputs, fp32-compute reference raw outputs, fp64 reference raw outputs)."""
+    import torch
+
+    low = (torch.bfloat16, torch.float16)
+    plain = _eager(spec, lambda d: d)
+    ref32 = _eager(spec, lambda d: torch.float32 if d in low else d)
+    with _float32_as_float64():
+        ref64 = _eager(spec, lambda d: torch.float64)
+    return plain, ref32, ref64
+
+
+def _float32_as_float64():
+    import torch
+    from torch.overrides import TorchFunctionMode
+
+    low = (torch.bfloat16, torch.float16)
+
+    class Mode(TorchFunctionMode):
+        """The fp64 reference computes everything in fp64: a cast to fp32 in the model (`x.float()`)
+        is a cast to fp64, and a cast to bf16/fp16 rounds to that type but stays in fp64, so that
+        the rest of the model is computed exactly (its difference from the fp32 reference then
+        includes PyTorch's own rounding of bf16 ops)."""
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            if func is torch.Tensor.float:
+                return args[0].to(torch.float64)
+            if func in (torch.Tensor.bfloat16, torch.Tensor.half):
+                return func(*args, **kwargs).to(torch.float64)
+            if func is torch.Tensor.to:
+                dtypes = [a for a in (*args[1:], kwargs.get("dtype")) if isinstance(a, torch.dtype)]
+                if torch.float32 in dtypes:
+                    args = tuple(torch.float64 if a is torch.float32 else a for a in args)
+                    kwargs = {k: torch.float64 if v is torch.float32 else v for k, v in kwargs.items()}
+                elif any(d in low for d in dtypes):
+                    return func(*args, **kwargs).to(torch.float64)
+            return func(*args, **kwargs)
+
+    return Mode()
+
+
+def _forget_module(spec) -> None:
+    """load_model_file registers the model file as a module; drop it (and its tensors)."""
+    import torch
+
+    owner = type(spec.model) if isinstance(spec.model, torch.nn.Module) else spec.model
+    name = getattr(owner, "__module__", None)
+    if name and name.startswith("fusec_model_"):
+        sys.modules.pop(name, None)
+
+
+def evaluate(path: str, *, target: str, compile_only: bool, arch: str = "sm_90") -> dict:
+    """Compile and check one model file. Never raises for a problem of the model or of fusec."""
+    import torch
+
+    from .. import FusecError
+    from ..frontend import load_model_file
+
+    with open(path, encoding="utf-8") as f:
+        source = f.read()
+    try:
+        spec = load_model_file(path)  # as `fusec MODEL.py` loads it
+    except FusecError as err:
+        return _verdict("failed", "invalid", f"the model file does not load: {err}")
+    try:
+        return _check(spec, source, target=target, compile_only=compile_only, arch=arch)
+    finally:
+        _forget_module(spec)
+        del spec
+        if compile_only is False and target == "cuda" and torch.cuda.is_available():
+            torch.cuda.empty_cache()
+
+
+def _check(spec, source, *, target, compile_only, arch) -> dict:
+    import torch
+
+    import fusec
+    from fusec import FusecError
+
+    try:
+        plain, ref32, ref64 = _references(spec)
+    except Exception as err:  # noqa: BLE001 - the generator made a model PyTorch itself rejects
+        return _verdict("failed", "invalid", f"PyTorch eager raised {type(err).__name__}: {err}")
+    if not all(bool(torch.isfinite(r).all()) for r in ref32):
+        return _verdict("failed", "invalid", "the reference has inf or NaN (a generator bug: values are bounded)")
+    options = {"arch": arch}
+    if not compile_only:
+        options["target"] = target
+    try:
+        compiled = fusec.compile(spec.model, spec.example_inputs, **options)
+    except FusecError as err:
+        text = str(err)
+        if _UNSUPPORTED.search(err.message):
+            return _verdict("rejected", "unsupported", text)
+        return _verdict("failed", "error", text)
+    except Exception as err:  # noqa: BLE001 - any other exception of fusec's is a failure
+        return _verdict("failed", "exception", f"{type(err).__name__}: {err}", _traceback(err))
+    if compile_only:
+        return _check_compiled(compiled, plain, arch)
+    return _run_and_compare(compiled, spec, plain, ref32, ref64, _hints(source, spec.example_inputs), target)
+
+
+def _traceback(err) -> list[str]:
+    import traceback
+
+    return "".join(traceback.format_exception(type(err), err, err.__traceback__)).splitlines()[-12:]
+
+
+def _check_compiled(compiled, plain, arch) -> dict:
+    """Compile-only: the manifest's outputs are eager's, and ptxas (when found) accepts the PTX."""
+    outputs = compiled.manifest["outputs"]
+    if len(outputs) != len(plain):
+        return _verdict("failed", "wrong-output", f"the manifest lists {len(outputs)} outputs, eager returns {len(plain)}")
+    for i, (o, r) in enumerate(zip(outputs, plain)):
+        if list(o["shape"]) != list(r.shape) or o.get("dtype", str(r.dtype)[6:]) != str(r.dtype)[6:]:
+            return _verdict("failed", "wrong-output", f"output {i} is {o.get('dtype')}{o['shape']} in the manifest, "
+                            f"{str(r.dtype)[6:]}{list(r.shape)} in eager")
+    from ..backends.cuda_tools import ptxas_path
+
+    ptxas = ptxas_path()
+    if ptxas is None:
+        return _verdict("pass", "", "")
+    with tempfile.TemporaryDirectory(prefix="fusec-fuzz-") as tmp:
+        ptx = os.path.join(tmp, "kernel.ptx")
+        with open(ptx, "w", encoding="utf-8") as f:
+            f.write(compiled.ptx)
+        done = subprocess.run([ptxas, f"-arch={arch}", ptx, "-o", os.path.join(tmp, "kernel.cubin")],
+                              check=False, capture_output=True, text=True, timeout=600)
+    if done.returncode != 0:
+        return _verdict("failed", "ptxas", f"ptxas rejected the PTX: {done.stderr.strip()}")
+    return _verdict("pass", "", "")
+
+
+def _tolerance_factor(narrowest: str, longest: int) -> float:
+    from ..run import _TOLERANCE
+
+    factor = _TOLERANCE[narrowest]
+    if narrowest == "float32" and longest > 1024:
+        factor *= math.sqrt(longest / 1024)
+    return factor
+
+
+def _run_and_compare(compiled, spec, plain, ref32, ref64, hints, target) -> dict:
+    import torch
+
+    from fusec import FusecError
+
+    from ..run import compare
+
+    device = torch.device("cuda") if target == "cuda" else torch.device("cpu")
+    inputs = tuple(t.to(device) for t in spec.example_inputs)
+    try:
+        outs = _as_tuple(compiled(*inputs))
+        if target == "cuda":
+            torch.cuda.synchronize()
+        again = _poisoned_run(compiled, inputs)
+    except FusecError as err:
+        return _verdict("failed", "error", f"the compiled model raised: {err}")
+    except Exception as err:  # noqa: BLE001 - any other exception of fusec's is a failure
+        return _verdict("failed", "exception", f"the compiled model raised {type(err).__name__}: {err}", _traceback(err))
+    if len(outs) != len(plain):
+        return _verdict("failed", "wrong-output", f"fusec returned {len(outs)} outputs, eager {len(plain)}")
+    factor = _tolerance_factor(*hints)
+    lines, bad = [], []
+    for i, (o, p, r32, r64) in enumerate(zip(outs, plain, ref32, ref64)):
+        what = f"output {i} {str(p.dtype)[6:]}{list(p.shape)}"
+        if o.dtype != p.dtype or tuple(o.shape) != tuple(p.shape):
+            return _verdict("failed", "wrong-output", f"{what}: fusec returned {str(o.dtype)[6:]}{list(o.shape)}")
+        o = o.cpu()
+        ref = r32.to(p.dtype)
+        max_abs, scale, _ = compare(o, ref)
+        err32 = float((r32.double() - r64.double()).abs().max()) if r32.numel() else 0.0
+        tol = factor * max(scale, 1e-30) + max(_ERR32_FACTOR, math.sqrt(hints[1])) * err32
+        ok = max_abs <= tol
+        lines.append(f"{what}: max abs err {max_abs:.3e}, tolerance {tol:.3e} (max|ref| {scale:.3e}, "
+                     f"eager fp32 err {err32:.3e}){'' if ok else '  MISMATCH'}")
+        if not ok:
+            bad.append(i)
+        if again is not None and not _same(again[i].cpu(), o):
+            return _verdict("failed", "nondeterministic",
+                            f"{what}: a second call with every fusec buffer filled with NaN first gives "
+                            "another result (a kernel reads memory nobody wrote?)", lines)
+    if bad:
+        return _verdict("failed", "mismatch", lines[bad[0]], lines)
+    return _verdict("pass", "", "", lines)
+
+
+def _poisoned_run(compiled, inputs):
+    """Call again with the runtime's buffers filled with NaN first, where the runtime can (the
+    `poison` switch of fusec.runtime's Executable, which `fusec run` uses)."""
+    executable = getattr(compiled, "_executable", None)
+    if executable is None or not hasattr(executable, "poison"):
+        return None
+    executable.poison = True
+    try:
+        return _as_tuple(compiled(*inputs))
+    finally:
+        executable.poison = False
+
+
+def _same(a, b) -> bool:
+    import torch
+
+    return bool(torch.equal(torch.isnan(a), torch.isnan(b))) and bool(
+        torch.equal(torch.nan_to_num(a, nan=0.0), torch.nan_to_num(b, nan=0.0)))
+
+
+def timed_evaluate(path: str, **kwargs) -> dict:
+    start = time.perf_counter()
+    verdict = evaluate(path, **kwargs)
+    verdict["seconds"] = round(time.perf_counter() - start, 3)
+    return verdict

@@ -1,0 +1,17 @@
+"""Found by `fusec fuzz` (shrunk by hand), after bf16_compute_cpu.py was fixed: a bf16 sum over a
+row of 1001 (a row of 100 passes). The cpu target compiles it, but its runtime cannot find the
+kernel:
+
+  error: kernel main_kernel_0 is not in the cpu target's module"""
+
+import torch
+
+torch.manual_seed(0)  # the same example inputs on every run
+
+
+def sum_in_bf16(x):
+    return x.to(torch.bfloat16).sum(dim=-1)
+
+
+model = sum_in_bf16
+example_inputs = (torch.randn(2, 1001),)

@@ -1,0 +1,61 @@
+# The fuzzer's model generator, without fusec: 200 models from one seed load as MODEL.py files, run
+# in PyTorch eager with finite results (the generator bounds every value), stay within the size
+# limit, and together use every op family, dtype and model form the generator has.
+
+# RUN: %python %s | FileCheck %s
+
+import collections
+import os
+import tempfile
+
+import torch
+from fusec.frontend import load_model_file
+from fusec.fuzz import generate
+from fusec.fuzz.oracle import _references
+from hypothesis import HealthCheck, Phase, given, seed, settings
+
+seen = collections.Counter()
+problems = []
+
+
+def check(model, path):
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(model.source())
+    spec = load_model_file(path)
+    plain, ref32, ref64 = _references(spec)
+    for out in plain + ref32 + ref64:
+        if not torch.isfinite(out.float()).all():
+            problems.append(f"non-finite output: {model.summary()}")
+    for t in spec.example_inputs:
+        if t.numel() > generate.MAX_ELEMENTS:
+            problems.append(f"input of {t.numel()} elements: {model.summary()}")
+    seen.update(model.ops)
+    seen.update(model.dtypes)
+    seen["module"] += model.as_module
+    seen["long row"] += any(d in generate.LONG_ROWS for v in model.inputs for d in v.shape)
+    seen["two outputs"] += len(model.outputs) == 2
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    generate.isolate_hypothesis(tmp)  # no .hypothesis/ where the test runs; models from the seed alone
+
+    @settings(max_examples=200, database=None, deadline=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck))
+    @seed(7)
+    @given(generate.models())
+    def test(model):
+        check(model, os.path.join(tmp, "model.py"))
+
+    test()
+
+print("TEST: generator")
+print(f"problems: {len(problems)}")
+for p in problems[:10]:
+    print(f"  {p}")
+wanted = generate.UNARY + generate.BINARY + generate.REDUCE + (
+    "cast", "float32", "bfloat16", "float16", "module", "long row", "two outputs")
+print("missing:", " ".join(w for w in wanted if not seen[w]) or "none")
+
+# CHECK-LABEL: TEST: generator
+# CHECK-NEXT:  problems: 0
+# CHECK-NEXT:  missing: none
