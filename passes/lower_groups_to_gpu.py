@@ -368,14 +368,13 @@ def _row_space(first):
     return in_map, full, extents[:n_par], extents[n_par:]
 
 
-def _check_row_group(reductions, outputs, in_map, full):
+def _check_row_group(reductions, outputs, in_map, full, rows):
     for z in reductions:
         j, m = full_input(z.op)
         if not classify(z.op).row_template or j is None or m != in_map \
                 or tuple(ir.MemRefType(z.inputs[j].type).shape) != full:
             raise Unsupported("reductions of the group differ in shape or axes")
     per_row = {z.shape: z for z in reductions}
-    rows = _row_extents(reductions[0])
     for buf, writer in outputs:
         if writer.shape != full and writer.shape not in per_row and _squeezed(writer.shape) != _squeezed(rows):
             raise Unsupported(f"output of shape {list(writer.shape)} in a group over {list(full)}")
@@ -386,15 +385,11 @@ def _squeezed(shape) -> list:
     return [d for d in shape if d != 1]
 
 
-def _row_extents(first) -> list:
-    return _row_space(first)[2]
-
-
-def _per_row_index(writer, per_row, row, n_cols):
+def _per_row_index(writer, per_row, row, rows, n_cols):
     """Where a per-row output (one value per row: a mean, or a sum broadcast to [rows, 1]) is stored."""
     if writer.shape in per_row:
         return _apply(indexing_maps(per_row[writer.shape].op)[-1], row + [_const(0)] * n_cols)
-    big = iter(r for r, extent in zip(row, _row_extents(next(iter(per_row.values())))) if extent != 1)
+    big = iter(r for r, extent in zip(row, rows) if extent != 1)
     return [next(big) if d != 1 else _const(0) for d in writer.shape]
 
 
@@ -416,7 +411,7 @@ def _row_registers(members, reductions, outputs, made, lanes):
     registers for every reduction and the epilogue; reductions fold lanes, then `gpu.all_reduce`
     (warp shuffles, one shared-memory step) combines the threads."""
     in_map, full, rows, cols = _row_space(reductions[0])
-    per_row = _check_row_group(reductions, outputs, in_map, full)
+    per_row = _check_row_group(reductions, outputs, in_map, full, rows)
     if lanes > 1 and (cols[-1] % lanes or in_map != ir.AffineMap.get_identity(in_map.n_dims, context=in_map.context)):
         raise Unsupported("rows not a whole number of vectors")
     n_rows, n_vectors = math.prod(rows), math.prod(cols) // lanes
@@ -468,7 +463,7 @@ def _row_registers(members, reductions, outputs, made, lanes):
             else:
                 for (buf, _), value in zip(row_outputs, values):
                     kernel.store(value, buf, index)
-        _store_row_values(kernel, tx, row, cols, outputs, row_outputs, per_row)
+        _store_row_values(kernel, tx, row, rows, cols, outputs, row_outputs, per_row)
         gpu.TerminatorOp()
 
 
@@ -483,7 +478,7 @@ def _all_reduce(value, comb_name: str):
     return arith.TruncFOp(value.type, total).result if narrow else total
 
 
-def _store_row_values(kernel, tx, row, cols, outputs, row_outputs, per_row):
+def _store_row_values(kernel, tx, row, rows, cols, outputs, row_outputs, per_row):
     """Thread 0 stores the group's per-row outputs (a mean, a max) that something else reads."""
     scalar_outputs = [(b, w) for b, w in outputs if (b, w) not in row_outputs]
     if not scalar_outputs:
@@ -493,7 +488,7 @@ def _store_row_values(kernel, tx, row, cols, outputs, row_outputs, per_row):
     with ir.InsertionPoint(branch.then_block):
         kernel.cache = {}  # values computed here stay here
         for buf, writer in scalar_outputs:
-            index = _per_row_index(writer, per_row, row, len(cols))
+            index = _per_row_index(writer, per_row, row, rows, len(cols))
             memref.StoreOp(kernel.value(writer, buf, index), buf, index)
         scf.YieldOp([])
 
@@ -502,7 +497,7 @@ def _row_kernel(members, reductions, outputs, threads, made):
     """Block per row for rows too long for registers: threads stride over the row once per
     reduction and again for the epilogue (the row is read from memory each time)."""
     in_map, full, rows, cols = _row_space(reductions[0])
-    per_row = _check_row_group(reductions, outputs, in_map, full)
+    per_row = _check_row_group(reductions, outputs, in_map, full, rows)
     n_rows, n_cols = math.prod(rows), math.prod(cols)
     block_threads = min(threads, max(32, 1 << max(0, (n_cols - 1).bit_length())))
     body = _launch(n_rows, block_threads, made)
@@ -539,7 +534,7 @@ def _row_kernel(members, reductions, outputs, threads, made):
                 for buf, writer in row_outputs:
                     memref.StoreOp(kernel.value(writer, buf, point), buf, point)
                 scf.YieldOp([])
-        _store_row_values(kernel, tx, row, cols, outputs, row_outputs, per_row)
+        _store_row_values(kernel, tx, row, rows, cols, outputs, row_outputs, per_row)
         gpu.TerminatorOp()
 
 
