@@ -23,6 +23,7 @@ After:
 from __future__ import annotations
 
 from fusec.fusion.cost_model import FUSION_MODES, FusionPolicy, Operand, OpNode, form_groups
+from fusec.dialects.fusec_dialect import type_runs
 from fusec.mlir import ir
 
 from .classify_ops import classify, full_input, indexing_maps
@@ -216,6 +217,7 @@ def _wrap(group, members, member_nodes, ret) -> None:
             if o.producer is None or o.producer not in group.members:
                 read[o.value] = o.nbytes
     written = sum(nbytes(v) for v in outputs)
+    outputs, segment_sizes = type_runs(outputs)
     i64 = ir.IntegerType.get_signless(64)
     attrs = {
         "fusec.id": ir.IntegerAttr.get(i64, group.id),
@@ -225,6 +227,7 @@ def _wrap(group, members, member_nodes, ret) -> None:
         "members": ir.ArrayAttr.get([ir.StringAttr.get(n.label) for n in member_nodes]),
         "bytes_read": ir.IntegerAttr.get(i64, sum(read.values())),
         "bytes_written": ir.IntegerAttr.get(i64, written),
+        "resultSegmentSizes": ir.DenseI32ArrayAttr.get(segment_sizes),
     }
     loc = members[-1].location
     group_op = ir.Operation.create("fusec.group", results=[v.type for v in outputs], attributes=attrs,
@@ -233,7 +236,8 @@ def _wrap(group, members, member_nodes, ret) -> None:
     for op in members:
         op.operation.detach_from_parent()
         body.append(op.operation)
-    ir.Operation.create("fusec.yield", operands=outputs, loc=loc, ip=ir.InsertionPoint(body))
+    ir.Operation.create("fusec.yield", operands=outputs, loc=loc, ip=ir.InsertionPoint(body),
+                        attributes={"operandSegmentSizes": ir.DenseI32ArrayAttr.get(segment_sizes)})
     for value, result in zip(outputs, group_op.results):
         for use in list(value.uses):
             if use.owner.operation not in inside and use.owner.name != "fusec.yield":

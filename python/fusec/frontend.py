@@ -36,7 +36,8 @@ def _decompositions() -> dict:
     aten = torch.ops.aten
     return {**get_decomposition_table(), **get_decompositions([aten._softmax, aten._log_softmax, aten.gelu]),
             aten.sum.dim_IntList: _accumulate_in_fp32(aten.sum.dim_IntList),
-            aten.mean.dim: _accumulate_in_fp32(aten.mean.dim)}
+            aten.mean.dim: _accumulate_in_fp32(aten.mean.dim),
+            aten.where.self: _where_same_branches}
 
 
 def _accumulate_in_fp32(op):
@@ -49,6 +50,15 @@ def _accumulate_in_fp32(op):
         return op(x.to(torch.float32), dim, keepdim).to(x.dtype)
 
     return decomposition
+
+
+def _where_same_branches(condition, x, y):
+    """`where(c, y, y)` is `y` broadcast to c's shape. torch-mlir folds it to `y` alone and then
+    cannot cast y's shape to the result's (found by `fusec fuzz`: "'tensor.cast' op ... cast
+    incompatible"), so it is rewritten here. Other wheres: no decomposition (NotImplemented)."""
+    if x is not y:
+        return NotImplemented
+    return torch.ops.aten.expand.default(y, torch.broadcast_shapes(condition.shape, y.shape)).clone()
 
 
 @dataclasses.dataclass

@@ -154,6 +154,30 @@ n.append(node(2, "fill", C, []))
 n.append(node(3, "reduction", R, [use(1, n), use(2, n)], reduced=(1,)))
 show("fusion_elementwise", n, FusionPolicy(mode="elementwise"))
 
+# A group may not both read another group and feed it. op4 reads op1 (group [1]) and op2, whose
+# group [0, 2, 3] already reads op1 through op3, a member placed after op2: joining op1's group would
+# make the two groups read each other (found by `fusec fuzz`, test/Fuzz/Inputs/regressions/
+# groups_form_a_cycle.py). op1 is also a model output, so its group stays apart.
+# CHECK-LABEL: TEST: cycle_through_a_later_member
+# CHECK: groups: {{\[}}[0, 2, 3, 4], [1]]
+# CHECK: op1:pointwise -> op4:pointwise: {{.*}}fusing would make a cycle
+def cycle_graph(output_op1):
+    n = [node(0, "pointwise", R, [arg("x", R)])]
+    n.append(node(1, "pointwise", R, [arg("y", R)]))
+    n[1].used_outside = output_op1
+    n.append(node(2, "pointwise", R, [use(0, n)]))
+    n.append(node(3, "pointwise", R, [use(2, n), use(1, n)]))
+    n.append(node(4, "pointwise", R, [use(1, n), use(2, n)]))
+    return n
+
+
+show("cycle_through_a_later_member", cycle_graph(True))
+
+# Without the outside use, op1's group is private to the kernel and merges into it.
+# CHECK-LABEL: TEST: cycle_avoided_then_merged
+# CHECK: groups: {{\[}}[0, 1, 2, 3, 4]]
+show("cycle_avoided_then_merged", cycle_graph(False))
+
 # CHECK-LABEL: TEST: register_estimate
 # CHECK: 24 34
 print("TEST: register_estimate")

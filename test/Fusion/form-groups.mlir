@@ -16,7 +16,7 @@
 // CHECK:           %[[ADD:.*]] = linalg.generic {{.*}} ins(%[[X]], %[[Y]] : {{.*}}) {{.*}}fusec.kind = "pointwise"
 // CHECK:           %[[SIG:.*]] = linalg.generic {{.*}} ins(%[[ADD]] : {{.*}}fusec.kind = "pointwise"
 // CHECK:           %[[MUL:.*]] = linalg.generic {{.*}} ins(%[[SIG]], %[[X]] : {{.*}}fusec.kind = "pointwise"
-// CHECK:           "fusec.yield"(%[[MUL]]) : (tensor<4x64xf32>) -> ()
+// CHECK:           "fusec.yield"(%[[MUL]]) {operandSegmentSizes = array<i32: 1, 0, 0, 0>} : (tensor<4x64xf32>) -> ()
 // CHECK-NEXT:    }) {bytes_read = 2048 : i64, bytes_written = 1024 : i64, fusec.id = 0 : i64, kind = "pointwise", members = ["op0:addf", "op1:negf..divf", "op2:mulf"]{{.*}}} : () -> tensor<4x64xf32>
 // CHECK-NOT:     "fusec.group"
 // CHECK:         return %[[G]] : tensor<4x64xf32>
@@ -66,8 +66,8 @@ func.func @pointwise_chain(%x: tensor<4x64xf32>, %y: tensor<4x64xf32>) -> tensor
 // CHECK:           %[[SQ:.*]] = linalg.generic {{.*}}fusec.kind = "pointwise"
 // CHECK:           %[[INIT:.*]] = linalg.fill {fusec.kind = "fill"}
 // CHECK:           %[[SUM:.*]] = linalg.generic {{.*}} ins(%[[SQ]] : tensor<4x64xf32>) outs(%[[INIT]] : tensor<4x1xf32>) attrs = {fusec.kind = "reduction", fusec.reduced_dims = array<i64: 1>}
-// CHECK:           "fusec.yield"(%[[SUM]]) : (tensor<4x1xf32>) -> ()
-// CHECK-NEXT:    }) {bytes_read = 1024 : i64, bytes_written = 16 : i64, fusec.id = 0 : i64, kind = "reduction", members = ["op0:fpowi", "op1:fill", "op2:addf"], reduced_dims = array<i64: 1>, shape = array<i64: 4, 64>}
+// CHECK:           "fusec.yield"(%[[SUM]]) {operandSegmentSizes = array<i32: 1, 0, 0, 0>} : (tensor<4x1xf32>) -> ()
+// CHECK-NEXT:    }) {bytes_read = 1024 : i64, bytes_written = 16 : i64, fusec.id = 0 : i64, kind = "reduction", members = ["op0:fpowi", "op1:fill", "op2:addf"], reduced_dims = array<i64: 1>, resultSegmentSizes = array<i32: 1, 0, 0, 0>, shape = array<i64: 4, 64>}
 // CHECK:         return %[[G]] : tensor<4x1xf32>
 
 // ELEM-LABEL: func.func @producer_into_reduction(

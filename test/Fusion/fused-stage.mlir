@@ -19,8 +19,8 @@
 // CHECK:           linalg.generic {{.*}} ins(%{{.*}}, %[[W]] : tensor<4x64xf32>, tensor<64xf32>)
 // CHECK:             math.exp
 // CHECK:           %[[OUT:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %[[UP]] : tensor<4x64xf32>, tensor<4x64xf32>)
-// CHECK:           "fusec.yield"(%[[OUT]]) : (tensor<4x64xf32>) -> ()
-// CHECK-NEXT:    }) {bytes_read = 2304 : i64, bytes_written = 1024 : i64, fusec.id = 0 : i64, kind = "reduction", members = ["op0:fpowi", "op1:fill", "op2:addf", "op3:divf", "op4:addf", "op5:rsqrt", "op6:mulf", "op7:mulf", "op8:negf..divf", "op9:mulf", "op10:mulf"], reduced_dims = array<i64: 1>, shape = array<i64: 4, 64>}
+// CHECK:           "fusec.yield"(%[[OUT]]) {operandSegmentSizes = array<i32: 1, 0, 0, 0>} : (tensor<4x64xf32>) -> ()
+// CHECK-NEXT:    }) {bytes_read = 2304 : i64, bytes_written = 1024 : i64, fusec.id = 0 : i64, kind = "reduction", members = ["op0:fpowi", "op1:fill", "op2:addf", "op3:divf", "op4:addf", "op5:rsqrt", "op6:mulf", "op7:mulf", "op8:negf..divf", "op9:mulf", "op10:mulf"], reduced_dims = array<i64: 1>, resultSegmentSizes = array<i32: 1, 0, 0, 0>, shape = array<i64: 4, 64>}
 // CHECK-NOT:     "fusec.group"
 // CHECK:         return %[[G]] : tensor<4x64xf32>
 

@@ -11,7 +11,7 @@ func.func @dissolve(%a: tensor<4xf32>) -> tensor<4xf32> {
   %0 = "fusec.group"() ({
     %e = math.exp %a : tensor<4xf32>
     %n = math.absf %e : tensor<4xf32>
-    "fusec.yield"(%n) : (tensor<4xf32>) -> ()
-  }) {fusec.id = 3 : i64, kind = "pointwise"} : () -> tensor<4xf32>
+    "fusec.yield"(%n) {operandSegmentSizes = array<i32: 1, 0, 0, 0>} : (tensor<4xf32>) -> ()
+  }) {resultSegmentSizes = array<i32: 1, 0, 0, 0>, fusec.id = 3 : i64, kind = "pointwise"} : () -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }

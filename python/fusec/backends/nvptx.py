@@ -21,8 +21,11 @@ TRIPLE = "nvptx64-nvidia-cuda"
 
 
 def translate_to_llvm_ir(module) -> str:
-    """Translate every `gpu.module` body of `module` (one, after fusec-merge-gpu-modules) to LLVM IR."""
+    """Translate the body of `module`'s `gpu.module` (one, after fusec-merge-gpu-modules; none if
+    nothing runs on the device) to LLVM IR."""
     gpu_modules = [op for op in module.body.operations if op.operation.name == "gpu.module"]
+    if not gpu_modules:  # the program computes nothing on the device (its outputs are its inputs):
+        return ""        # a PTX module with no kernels
     if len(gpu_modules) != 1:
         raise FusecError(f"expected exactly one gpu.module at the nvvm stage, found {len(gpu_modules)}")
     ctx = module.context

@@ -114,21 +114,14 @@ class _Former:
         self.policy = policy
         self.groups: list[Group] = []
         self.group_of: dict[int, int] = {}
-        self.depends: dict[int, set] = {}  # node -> groups it (transitively) depends on
         self.decisions: list[Decision] = []
         self.alias: dict[int, int] = {}  # merged group -> the group it went into
 
     def run(self):
         for node in self.nodes:
             if node.kind == "fill":  # an initial value: joins the group of its first consumer
-                self.depends[node.index] = set()
                 continue
             self._place(node)
-            deps = set()
-            for operand in node.operands:
-                if operand.producer is not None and operand.producer in self.group_of:
-                    deps |= self.depends[operand.producer] | {self._find(self.group_of[operand.producer])}
-            self.depends[node.index] = deps
         for node in self.nodes:  # fills nobody consumed
             if node.kind == "fill" and node.index not in self.group_of:
                 self._new_group(node, "an initial value with no consumer in the function")
@@ -215,15 +208,36 @@ class _Former:
             gid = self.alias[gid]
         return gid
 
-    def _group_depends(self, group: Group) -> set:
-        deps = set()
-        for m in group.members:
-            deps |= {self._find(g) for g in self.depends.get(m, ())}
-        return deps - {group.id}
+    def _reads_from(self) -> dict[int, set]:
+        """group -> the other groups whose values it reads, as the groups are now (after merges)."""
+        edges: dict[int, set] = {}
+        for index, gid in self.group_of.items():
+            for o in self.nodes[index].operands:
+                if o.producer is not None and o.producer in self.group_of:
+                    src, dst = self._find(gid), self._find(self.group_of[o.producer])
+                    if src != dst:
+                        edges.setdefault(src, set()).add(dst)
+        return edges
+
+    def _reaches(self, src: int, dst: int, skip_direct: bool = False) -> bool:
+        """Whether group `src` reads, through any chain of kernels, a value group `dst` writes (with
+        `skip_direct`, through at least one other kernel). Kernels run in an order where each comes
+        after those it reads, so a group may not both read and feed another group."""
+        edges = self._reads_from()
+        stack = [g for g in edges.get(src, ()) if not (skip_direct and g == dst)]
+        seen = set()
+        while stack:
+            g = stack.pop()
+            if g == dst:
+                return True
+            if g not in seen:
+                seen.add(g)
+                stack.extend(edges.get(g, ()))
+        return False
 
     def _absorb(self, group: Group, other: Group, node: OpNode):
         """Merge `other` (another producer group of `node`) into `group`, which now holds `node`."""
-        if group.id in self._group_depends(other) or other.id in self._group_depends(group):
+        if self._reaches(other.id, group.id) or self._reaches(group.id, other.id, skip_direct=True):
             return False, None, "the two producer groups depend on each other through other kernels"
         if other.kind == "pointwise":
             for m in other.members:
@@ -290,7 +304,7 @@ class _Former:
                               f"ops per element: recomputing exceeds the budget of "
                               f"{self.policy.recompute_budget}, so it is materialized")
         if any(o.producer in self.group_of and self._find(self.group_of[o.producer]) != group.id
-               and group.id in {self._find(g) for g in self.depends[o.producer]} for o in node.operands):
+               and self._reaches(self._find(self.group_of[o.producer]), group.id) for o in node.operands):
             return False, None, "fusing would make a cycle: another operand of this op is computed by a kernel that reads this group"
         ok, rule, reason = self._shape_rule(group, node, operand)
         if not ok:

@@ -67,7 +67,11 @@ class Executable:
                     storage[step["dst"]].copy_(storage[step["src"]])
                 else:
                     raise FusecError(f"unknown manifest step {step['op']!r}")
-        outs = tuple(storage[o["buffer"]].view(o["shape"]) for o in self.manifest["outputs"])
+        # An output that is an input unchanged (where(c, x, x) folds to x) is returned as a copy:
+        # eager's ops return new tensors, and the caller may write to either.
+        given = {spec["name"] for spec in self.manifest["inputs"]}
+        outs = tuple(storage[o["buffer"]].view(o["shape"]).clone() if o["buffer"] in given
+                     else storage[o["buffer"]].view(o["shape"]) for o in self.manifest["outputs"])
         return outs[0] if len(outs) == 1 else outs
 
     def _launching(self):

@@ -1,6 +1,8 @@
 """Found by `fusec fuzz --target cuda` on the H200 (shrunk by hypothesis): fp16 ops whose fusion
 groups, as the cost model forms them, depend on each other both ways; form-groups stops with
-"fusion groups form a cycle" (a clean error, on both targets). Not fixed yet."""
+"fusion groups form a cycle" (a clean error, on both targets). The cost model's cycle check looked
+at what each op depended on when it was placed, not at what its group came to read later. Fixed:
+it now walks the groups' current reads (`_reaches` in fusion/cost_model.py)."""
 # fuzz-oracle: narrowest=float16 longest-reduction=1
 
 import torch

@@ -4,7 +4,8 @@ on every target:
 
   error: stage 'fused' failed: ...: error: expected 'tensor<4x8xf32>' but got 'tensor<4x8xbf16>'
 
-Likely the same fault as multi_output_shapes.py (the group's result types)."""
+The same fault as multi_output_shapes.py. Fixed: fusec.group lists its results in runs of one type
+(dialects/fusec_dialect.py)."""
 
 import torch
 

@@ -4,7 +4,8 @@ the fused stage on every target:
 
   error: stage 'fused' failed: ...: error: expected 'tensor<4x8xf32>' but got 'tensor<4x1xf32>'
 
-(without keepdim: `but got 'tensor<4xf32>'`)."""
+(without keepdim: `but got 'tensor<4xf32>'`). IRDL gives all values of one variadic one type. Fixed:
+fusec.group lists its results in runs of one type (dialects/fusec_dialect.py)."""
 
 import torch
 

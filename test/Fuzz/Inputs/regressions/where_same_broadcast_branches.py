@@ -4,8 +4,9 @@ then reduced. Fails while lowering to linalg (torch-mlir's pipeline), on every t
   error: stage 'linalg' failed: ...: error: 'tensor.cast' op operand type 'tensor<f32>' and result
   type 'tensor<5xf32>' are cast incompatible
 
-Without the sum, torch-mlir's import fails instead (a rejection). Probably torch-mlir's bug; fusec
-reports it as a failed stage, not as an unsupported op."""
+Without the sum, torch-mlir's import failed instead. torch-mlir folds where(c, y, y) to y and cannot
+cast y to the broadcast shape. Fixed: fusec decomposes where(c, y, y) into a broadcast of y before
+import (frontend.py)."""
 
 import torch
 
