@@ -41,7 +41,10 @@ from .classify_ops import classify, combiner, full_input, indexing_maps
 
 FLAG = "fusec-lower-groups-to-gpu"
 SUMMARY = "Lower each fused group of linalg ops on buffers to one gpu.launch (row or flat schedule)"
-OPTIONS = {"threads-per-block": (256, "threads per block (rows use fewer when rows are short)")}
+OPTIONS = {"threads-per-block": (256, "threads per block (rows use fewer when rows are short)"),
+           "row-registers": (32, "most elements of a row one thread keeps in registers per input; longer rows "
+                                 "loop over memory (0: always loop)"),
+           "row-prefetch": (True, "load the epilogue's inputs before the row's reductions, when registers allow")}
 
 _VECTOR_KIND = {"arith.addf": "add", "arith.addi": "add", "arith.mulf": "mul", "arith.muli": "mul",
                 "arith.maximumf": "maximumf", "arith.minimumf": "minimumf", "arith.maxnumf": "maxnumf",
@@ -314,7 +317,7 @@ def _vector_lanes(members, outputs) -> int:
     return 16 // min(widths) if widths and 16 % min(widths) == 0 else 1
 
 
-def lower_group(group_ops, threads: int) -> None:
+def lower_group(group_ops, threads: int, row_registers: int = 32, row_prefetch: bool = True) -> None:
     members, latest = _analyse(group_ops)
     _check_order(group_ops, members, latest)
     outputs = _outputs(latest, group_ops)
@@ -323,9 +326,10 @@ def lower_group(group_ops, threads: int) -> None:
     # Schedules in order of preference; the first that fits the group wins.
     if reductions:
         lanes = _vector_lanes(members, outputs)
-        schedules = [lambda made, n=n: _row_registers(members, reductions, outputs, made, n)
+        schedules = [lambda made, n=n: _row_registers(members, reductions, outputs, made, n, row_registers, row_prefetch)
                      for n in dict.fromkeys([lanes, 1])]
-        schedules.append(lambda made: _row_kernel(members, reductions, outputs, threads, made))
+        schedules += [lambda made, n=n: _row_kernel(members, reductions, outputs, threads, made, n)
+                      for n in dict.fromkeys([lanes, 1])]
     else:
         lanes = _vector_lanes(members, outputs)
         schedules = [lambda made, n=n: _flat_kernel(members, reductions, outputs, threads, made, n)
@@ -393,8 +397,6 @@ def _per_row_index(writer, per_row, row, rows, n_cols):
     return [next(big) if d != 1 else _const(0) for d in writer.shape]
 
 
-# The registers schedule keeps at most this many elements of a row per thread and input.
-_MAX_ELEMENTS_PER_THREAD = 32
 _VECTORS_PER_THREAD = 4  # the target: enough bytes in flight per thread, few enough registers
 
 
@@ -406,7 +408,7 @@ def row_threads(n_vectors: int) -> tuple[int, int]:
     return threads, -(-n_vectors // threads)
 
 
-def _row_registers(members, reductions, outputs, made, lanes):
+def _row_registers(members, reductions, outputs, made, lanes, max_elements, prefetch=True):
     """Block per row; each thread loads its slice of the row once, in `lanes`-wide vectors, keeps it in
     registers for every reduction and the epilogue; reductions fold lanes, then `gpu.all_reduce`
     (warp shuffles, one shared-memory step) combines the threads."""
@@ -416,7 +418,7 @@ def _row_registers(members, reductions, outputs, made, lanes):
         raise Unsupported("rows not a whole number of vectors")
     n_rows, n_vectors = math.prod(rows), math.prod(cols) // lanes
     threads, per_thread = row_threads(n_vectors)
-    if per_thread * lanes > _MAX_ELEMENTS_PER_THREAD:
+    if per_thread * lanes > max_elements:
         raise Unsupported(f"a row of {math.prod(cols)} does not fit in registers")
     body = _launch(n_rows, threads, made)
     bx, tx = body.arguments[0], body.arguments[3]
@@ -434,6 +436,8 @@ def _row_registers(members, reductions, outputs, made, lanes):
                 v = arith.MinUIOp(v, _const(n_vectors - 1)).result
             col = arith.MulIOp(v, _const(lanes)).result if lanes > 1 else v
             slots.append((row + _delinearize(col, list(cols)), valid))
+        if prefetch:
+            _prefetch(kernel, members, reductions, slots, full, in_map, lanes, threads)
         for z in reductions:
             element_type = ir.MemRefType(z.out.type).element_type
             comb_name = combiner(z.op).name
@@ -467,6 +471,45 @@ def _row_registers(members, reductions, outputs, made, lanes):
         gpu.TerminatorOp()
 
 
+# Registers of row data a thread of a block of `threads` may hold for the prefetch: its share of the
+# SM's 64K (128 at most), less about 40 for the kernel's other values (0 spills in `ptxas -v` on the
+# bench suite: test/PTX/suite-kernels.py).
+def _data_register_budget(threads: int) -> int:
+    return max(0, min(128, 65536 // threads) - 40)
+
+
+def _prefetch(kernel, members, reductions, slots, full, in_map, lanes, threads) -> None:
+    """Issue, before the first reduction, the loads of the rows the kernel streams from memory: the
+    rows the epilogue alone reads (the `up` of RMSNorm·up) are then in flight while the row is
+    reduced, instead of after the reduction's barrier, where nothing else hides their latency
+    (RMSNorm·up bf16 84% -> 97% of copy at 32768x4096 on the H200). A weight (one row for all rows)
+    is left where it is used: it comes from cache, and holding it costs registers (LayerNorm fp32 at
+    11008 fell from 98% to 69% of copy with its weight and bias prefetched). Skipped when the rows
+    would not fit the register budget."""
+    if in_map != ir.AffineMap.get_identity(in_map.n_dims, context=in_map.context):
+        return
+    wanted = {}
+    for z in reductions:  # the reductions' rows first: the first barrier waits for them
+        j, m = full_input(z.op)
+        if j is not None and z.sources[j] is None:
+            wanted.setdefault((z.inputs[j], str(m)), (z.inputs[j], m))
+    for m in members:
+        if m.kind not in ("pointwise", "broadcast") or m.shape != full:
+            continue
+        maps = indexing_maps(m.op)
+        for j in range(m.n_inputs):
+            buf = m.inputs[j]
+            if m.sources[j] is None and isinstance(buf.type, ir.MemRefType) \
+                    and tuple(ir.MemRefType(buf.type).shape) == full:
+                wanted.setdefault((buf, str(maps[j])), (buf, maps[j]))
+    words = sum(_lanes_of(m, lanes) * _bytes(ir.MemRefType(buf.type).element_type) for buf, m in wanted.values())
+    if -(-words // 4) * len(slots) > _data_register_budget(threads):
+        return
+    for point, _ in slots:
+        for buf, m in wanted.values():
+            kernel.load(buf, _apply(m, point), _lanes_of(m, lanes))
+
+
 def _all_reduce(value, comb_name: str):
     """The block-wide combination of every thread's `value`. Warp shuffles move 32-bit words, so a
     16-bit float (a max in bf16, say) travels as f32 and comes back exact."""
@@ -493,33 +536,44 @@ def _store_row_values(kernel, tx, row, rows, cols, outputs, row_outputs, per_row
         scf.YieldOp([])
 
 
-def _row_kernel(members, reductions, outputs, threads, made):
-    """Block per row for rows too long for registers: threads stride over the row once per
-    reduction and again for the epilogue (the row is read from memory each time)."""
+def _row_kernel(members, reductions, outputs, threads, made, lanes=1):
+    """Block per row for rows too long for registers: threads stride over the row, in `lanes`-wide
+    vectors, once per reduction and again for the epilogue. The row is read again each time; the
+    rows in flight (one per block) mostly still sit in L2 when they are read again."""
     in_map, full, rows, cols = _row_space(reductions[0])
     per_row = _check_row_group(reductions, outputs, in_map, full, rows)
-    n_rows, n_cols = math.prod(rows), math.prod(cols)
-    block_threads = min(threads, max(32, 1 << max(0, (n_cols - 1).bit_length())))
+    if lanes > 1 and (cols[-1] % lanes or in_map != ir.AffineMap.get_identity(in_map.n_dims, context=in_map.context)):
+        raise Unsupported("rows not a whole number of vectors")
+    n_rows, n_vectors = math.prod(rows), math.prod(cols) // lanes
+    block_threads = min(threads, max(32, 1 << max(0, (n_vectors - 1).bit_length())))
     body = _launch(n_rows, block_threads, made)
     bx, tx = body.arguments[0], body.arguments[3]
-    kernel = _Kernel()
+    kernel = _Kernel(lanes)
+
+    def point_of(v):
+        col = arith.MulIOp(v, _const(lanes)).result if lanes > 1 else v
+        return row + _delinearize(col, list(cols))
+
     with ir.InsertionPoint(body):
         row = _delinearize(bx, list(rows)) if rows else []
-        c_cols, c_step = _const(n_cols), _const(block_threads)
+        c_end, c_step = _const(n_vectors), _const(block_threads)
         for z in reductions:
             element_type = ir.MemRefType(z.out.type).element_type
             comb_name = combiner(z.op).name
-            init = _identity(comb_name, element_type)
-            loop = scf.ForOp(tx, c_cols, c_step, [init])
+            init = kernel.widen(_identity(comb_name, element_type), lanes)
+            loop = scf.ForOp(tx, c_end, c_step, [init])
             with ir.InsertionPoint(loop.body):
                 kernel.cache = {}
-                point = row + _delinearize(loop.induction_variable, list(cols))
-                x, comb = kernel.element_of_reduction(z, point)
+                x, comb = kernel.element_of_reduction(z, point_of(loop.induction_variable), lanes)
                 acc = loop.inner_iter_args[0]
-                folded = ir.Operation.create(comb.name, results=[element_type], operands=[acc, x],
+                folded = ir.Operation.create(comb.name, results=[acc.type], operands=[acc, x],
                                              attributes=_attributes(comb)).result
                 scf.YieldOp([folded])
-            total = _all_reduce(loop.results[0], comb_name)
+            acc = loop.results[0]
+            if lanes > 1:
+                acc = vector.ReductionOp(element_type, ir.Attribute.parse(f"#vector.kind<{_VECTOR_KIND[comb_name]}>"),
+                                         acc).result
+            total = _all_reduce(acc, comb_name)
             kernel.cache = {}
             start = kernel.value(z.sources[-1], z.out, _apply(indexing_maps(z.op)[-1], row + [_const(0)] * len(cols)))
             kernel.registers[z] = ir.Operation.create(comb_name, results=[element_type], operands=[start, total],
@@ -527,13 +581,14 @@ def _row_kernel(members, reductions, outputs, threads, made):
                                                       ).result
         row_outputs = [(b, w) for b, w in outputs if w.shape == full and w.kind != "reduction"]
         if row_outputs:
-            loop = scf.ForOp(tx, c_cols, c_step)
+            loop = scf.ForOp(tx, c_end, c_step)
             with ir.InsertionPoint(loop.body):
                 kernel.cache = {}
-                point = _apply(in_map, row + _delinearize(loop.induction_variable, list(cols)))
+                index = _apply(in_map, point_of(loop.induction_variable))
                 for buf, writer in row_outputs:
-                    memref.StoreOp(kernel.value(writer, buf, point), buf, point)
+                    kernel.store(kernel.widen(kernel.value(writer, buf, index, lanes), lanes), buf, index)
                 scf.YieldOp([])
+        kernel.cache = {}
         _store_row_values(kernel, tx, row, rows, cols, outputs, row_outputs, per_row)
         gpu.TerminatorOp()
 
@@ -565,7 +620,7 @@ def _flat_kernel(members, reductions, outputs, threads, made, lanes=1):
         gpu.TerminatorOp()
 
 
-def run(module_op, pass_, threads_per_block: int = 256) -> None:
+def run(module_op, pass_, threads_per_block: int = 256, row_registers: int = 32, row_prefetch: bool = True) -> None:
     groups: dict = {}
     module_op.walk(lambda op: (groups.setdefault(ir.IntegerAttr(op.attributes["fusec.group"]).value, []).append(op)
                                if "fusec.group" in op.attributes else None) or ir.WalkResult.ADVANCE)
@@ -574,7 +629,7 @@ def run(module_op, pass_, threads_per_block: int = 256) -> None:
         try:
             if kind not in ("pointwise", "reduction"):
                 raise Unsupported(f"a {kind} group")
-            lower_group(ops, threads_per_block)
+            lower_group(ops, threads_per_block, row_registers, row_prefetch)
         except Unsupported as why:
             if os.environ.get("FUSEC_DEBUG"):
                 print(f"{FLAG}: group {gid} left to the loop lowering: {why}", file=sys.stderr)

@@ -33,6 +33,8 @@ class CompileOptions:
     upcast_low_precision: bool = True  # compute bf16/fp16 models in fp32, as PyTorch's kernels do
     fusion: str = "full"  # none | elementwise | full (see fusec.fusion.cost_model)
     max_registers: int = 128  # fusion rule 6: estimated registers per thread a kernel may use
+    row_registers: int = 32  # most elements of a row a thread keeps in registers; longer rows loop
+    row_prefetch: bool = True  # row kernels load the epilogue's inputs before the reductions
 
     def __post_init__(self):
         if self.target not in TARGETS:
@@ -57,6 +59,10 @@ class CompileOptions:
             raise FusecError(f"--fusion must be none, elementwise or full, not {self.fusion!r}")
         if not (isinstance(self.max_registers, int) and 16 <= self.max_registers <= 255):
             raise FusecError(f"--max-registers must be in [16, 255], not {self.max_registers!r}")
+        if not (isinstance(self.row_registers, int) and 0 <= self.row_registers <= 128):
+            raise FusecError(f"row_registers must be in [0, 128], not {self.row_registers!r}")
+        if not isinstance(self.row_prefetch, bool):
+            raise FusecError(f"row_prefetch must be True or False, not {self.row_prefetch!r}")
         if self.opt_level not in (0, 1, 2, 3):
             raise FusecError(f"opt_level must be 0, 1, 2 or 3, not {self.opt_level!r}")
 
