@@ -284,6 +284,7 @@ SUBCOMMANDS = {
     "bench": "fusec.bench:cmd_bench",
     "check": "fusec.check:cmd_check",
     "fuzz": "fusec.fuzz:cmd_fuzz",
+    "cache": "fusec.cache:cmd_cache",
 }
 
 

@@ -67,6 +67,10 @@ class ModelSpec:
     example_inputs: tuple
     dynamic_shapes: object = None
     source: str = "<python>"
+    # Strict (dynamo) export keeps the model's source lines. A graph that is already traced (a
+    # region of the torch.compile backend) is exported non-strict: strict export resets dynamo,
+    # which would drop the frames dynamo has just compiled around it.
+    strict_export: bool = True
     # (name, tensor) of the model's parameters and buffers, passed after the inputs; set on export
     parameters: list = dataclasses.field(default_factory=list)
 
@@ -286,7 +290,8 @@ def _export(module, spec, upcast_low_precision):
             plain = torch.export.export(wrapped, args, dynamic_shapes=dynamic_shapes)
             out_dtypes = [n.meta["val"].dtype for n in plain.graph.output_node().args[0]]
             wrapped = _ComputeInFloat32(wrapped, out_dtypes)
-        program = _export_with_locations(wrapped, args, dynamic_shapes)
+        program = (_export_with_locations(wrapped, args, dynamic_shapes) if spec.strict_export
+                   else torch.export.export(wrapped, args, dynamic_shapes=dynamic_shapes, strict=False))
     except FusecError:
         raise
     except Exception as err:  # noqa: BLE001 (torch.export's own error, whatever it is: one line)

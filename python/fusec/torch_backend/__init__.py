@@ -1,0 +1,130 @@
+"""fusec inside PyTorch: `torch.compile(model, backend="fusec")`.
+
+    import torch
+    compiled = torch.compile(model, backend="fusec")                 # registered by `pip install`
+    compiled = torch.compile(model, backend=fusec.torch_backend.fusec_backend,
+                             options={"explain": True, "cuda_graphs": True})
+
+What happens to each graph dynamo captures:
+1. aot_autograd turns it into an ATen graph (parameters become inputs; inference, or the forward
+   of training with the backward left to PyTorch);
+2. `partition.py` splits it by `support.py`'s op table: pointwise ops, reductions, norms and
+   softmax form fusec regions; matmuls, attention and anything unlisted run in PyTorch;
+3. each region is compiled by `fusec.compile` for its tensors' device (`target="cpu"` for CPU
+   tensors, the GPU's architecture for CUDA tensors), through the compile cache (`fusec.cache`),
+   and its submodule is replaced by the compiled kernels; a region fusec fails on stays in PyTorch,
+   and the report says why (the model never fails because of fusec);
+4. optionally (`cuda_graphs`) the whole forward is replayed as one CUDA graph.
+
+Options (`torch.compile(..., options={...})`): `explain` (print the partition report; also
+FUSEC_EXPLAIN=1), `cuda_graphs` (False), `cache` (True: use the disk cache), `cache_dir`, and the
+fields of `fusec.CompileOptions` except `target` (arch, fusion, threads_per_block, ...).
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import itertools
+import warnings
+
+from ..diagnostics import FusecError
+
+__all__ = ["BACKEND_OPTIONS", "fusec_backend", "reports", "stats"]
+
+BACKEND_OPTIONS = {"explain": None, "cuda_graphs": False, "cache": True, "cache_dir": None}
+reports: list = []  # one Report per graph compiled in this process, in order
+stats: collections.Counter = collections.Counter()  # regions by status: compiled, cache, memory, pytorch
+_memory: dict = {}  # cache key -> CompiledModel, for graphs compiled again in this process
+_graph_ids = itertools.count()
+
+
+def _split_options(options: dict) -> tuple[dict, dict]:
+    """(backend options, fusec.compile options); an unknown or misplaced name is a FusecError."""
+    from ..options import CompileOptions
+
+    compile_fields = {f.name for f in dataclasses.fields(CompileOptions)} - {"target"}
+    unknown = sorted(set(options) - compile_fields - set(BACKEND_OPTIONS))
+    if "target" in options:
+        raise FusecError("the fusec backend picks the target from the tensors' device: drop the `target` option")
+    if unknown:
+        raise FusecError(f"unknown fusec backend option(s) {', '.join(unknown)}; known: "
+                         f"{', '.join(sorted(set(BACKEND_OPTIONS) | compile_fields))}")
+    backend = {k: options[k] for k in BACKEND_OPTIONS if k in options}
+    compile_options = {k: v for k, v in options.items() if k in compile_fields}
+    CompileOptions(**compile_options)  # a bad value is an error now, not a fallback in every region
+    return backend, compile_options
+
+
+def fusec_backend(gm, example_inputs, options: dict | None = None, **kwargs):
+    """The torch.compile backend (dynamo calls it with each captured graph and its example inputs)."""
+    from functorch.compile import make_boxed_func
+    from torch._functorch.aot_autograd import aot_module_simplified
+
+    backend_options, compile_options = _split_options({**(options or {}), **kwargs})
+    graph_id = next(_graph_ids)
+
+    def forward_compiler(fw_gm, fw_inputs):
+        return make_boxed_func(_compile_forward(fw_gm, graph_id, backend_options, compile_options))
+
+    def backward_compiler(bw_gm, bw_inputs):  # training: the backward runs in PyTorch
+        return make_boxed_func(bw_gm.forward)
+
+    return aot_module_simplified(gm, example_inputs, fw_compiler=forward_compiler,
+                                 bw_compiler=backward_compiler, inference_compiler=forward_compiler)
+
+
+def _compile_forward(fw_gm, graph_id: int, backend_options: dict, compile_options: dict):
+    """Partition one ATen graph and compile its regions; any failure leaves the graph to PyTorch."""
+    from .report import Report, explain_enabled
+
+    explain = explain_enabled(backend_options)
+    try:
+        fn, report = _partition_and_compile(fw_gm, graph_id, backend_options, compile_options)
+    except Exception as err:  # noqa: BLE001 (fusec's own bug must not break the user's model)
+        warnings.warn(f"fusec: graph {graph_id} runs in PyTorch: the fusec backend failed on it: "
+                      f"{type(err).__name__}: {err}", stacklevel=2)
+        from .support import op_name
+
+        n_ops = sum(1 for n in fw_gm.graph.nodes if n.op == "call_function" and op_name(n) != "getitem")
+        report = Report(graph_id, n_ops, [], collections.Counter(
+            {("(every op)", f"the fusec backend failed on this graph: {type(err).__name__}: {err}"): n_ops}))
+        fn = fw_gm.forward
+    reports.append(report)
+    if explain:
+        report.print()
+    return fn
+
+
+def _partition_and_compile(fw_gm, graph_id, backend_options, compile_options):
+    from ..cache import CompileCache
+    from .cudagraph import CudaGraphRunner, static_input_indices
+    from .kernel import compile_region
+    from .partition import partition_graph, replace_region
+    from .report import Report
+
+    n_inputs = len(fw_gm.graph.find_nodes(op="placeholder"))
+    part = partition_graph(fw_gm)
+    cache = CompileCache(backend_options.get("cache_dir")) if backend_options.get("cache", True) else None
+    results = []
+    for name in part.regions:
+        result = compile_region(name, getattr(part.graph_module, name), compile_options, cache, _memory)
+        stats[result.status] += 1
+        results.append(result)
+        if result.compiled is not None:
+            replace_region(part.graph_module, name, result.compiled.__call__)
+    report = Report(graph_id, part.n_ops, results, part.pytorch_ops)
+    fn = part.graph_module.forward
+    if backend_options.get("cuda_graphs") and _all_cuda(fw_gm):
+        fn = CudaGraphRunner(fn, static_input_indices(n_inputs))
+        report.cuda_graphs = True
+    return fn, report
+
+
+def _all_cuda(gm) -> bool:
+    """Every tensor input of the graph is on a CUDA device (a CUDA graph cannot hold CPU work)."""
+    import torch
+
+    vals = [n.meta.get("val") for n in gm.graph.find_nodes(op="placeholder")]
+    tensors = [v for v in vals if isinstance(v, torch.Tensor)]
+    return bool(tensors) and all(t.device.type == "cuda" for t in tensors)

@@ -1,0 +1,182 @@
+"""One fusec region: compile it (or load it from the cache) and call it in place of its FX graph.
+
+A region is a GraphModule of ATen ops whose inputs are tensors. Its shapes and dtypes come from
+the fake tensors aot_autograd left in each placeholder's `meta["val"]`; fusec compiles for those
+alone (static shapes). The compile itself is `fusec.compile` on the region, with zeros of those
+shapes on the CPU as example inputs: the kernels depend on shapes and dtypes, not on values or on
+where the example tensors live, so a CUDA region is traced without touching the GPU.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import dataclasses
+import time
+
+import torch
+
+from ..diagnostics import FusecError
+from .support import op_name
+
+__all__ = ["RegionResult", "compile_region", "graph_text"]
+
+
+@dataclasses.dataclass
+class RegionResult:
+    """What became of one region: `status` is compiled | cache | memory | pytorch (with `reason`)."""
+
+    name: str
+    ops: list
+    target: str | None = None
+    status: str = "pytorch"
+    kernels: list = dataclasses.field(default_factory=list)
+    seconds: float = 0.0
+    reason: str = ""
+    compiled: object = None  # the CompiledModel
+
+
+def graph_text(gm: torch.fx.GraphModule) -> str:
+    """The region as canonical text for the cache key: ops, constants and wiring, by position, so
+    that node names (which depend on what was traced before) do not change the key."""
+    index, lines = {}, []
+    for i, node in enumerate(gm.graph.nodes):
+        index[node] = f"%{i}"
+        args = torch.fx.node.map_arg((node.args, node.kwargs), lambda n: index[n])
+        target = op_name(node) if node.op == "call_function" else ""
+        lines.append(f"{index[node]} = {node.op} {target} {args!r}")
+    return "\n".join(lines)
+
+
+def _input_signature(gm) -> list:
+    """[(shape, dtype, device)] of the region's inputs, or a FusecError saying why it has none."""
+    sig = []
+    for node in gm.graph.find_nodes(op="placeholder"):
+        val = node.meta.get("val")
+        if not isinstance(val, torch.Tensor):
+            raise FusecError(f"input {node.name} is {type(val).__name__}, not a tensor")
+        if not all(isinstance(d, int) for d in val.shape):
+            raise FusecError(f"input {node.name} has a dynamic shape {tuple(val.shape)}")
+        sig.append((list(val.shape), str(val.dtype).removeprefix("torch."), val.device))
+    return sig
+
+
+def _target(sig) -> tuple[str, torch.device]:
+    if not sig:
+        raise FusecError("the region has no tensor inputs")
+    devices = {d for _, _, d in sig}
+    if len(devices) != 1:
+        raise FusecError(f"inputs on several devices ({', '.join(sorted(map(str, devices)))})")
+    device = devices.pop()
+    if device.type not in ("cpu", "cuda"):
+        raise FusecError(f"inputs on {device}: fusec runs on cpu and cuda")
+    return device.type, device
+
+
+def _cuda_options(device, options: dict) -> dict:
+    """The GPU's architecture (unless `arch` is given) and the PTX version that architecture needs."""
+    from ..options import MIN_PTX
+
+    if "arch" not in options:
+        major, minor = torch.cuda.get_device_capability(device)
+        options = {**options, "arch": f"sm_{major}{minor}"}
+    need = MIN_PTX.get(options["arch"], 0)
+    if "ptx_features" not in options and need > 80:
+        options = {**options, "ptx_features": f"+ptx{need}"}
+    return options
+
+
+def _on_cpu(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
+    """A copy of the region whose `device=` arguments say cpu, so it traces with CPU example inputs."""
+    gm = copy.deepcopy(gm)
+    for node in gm.graph.nodes:
+        if isinstance(node.kwargs.get("device"), torch.device):
+            node.kwargs = {**node.kwargs, "device": torch.device("cpu")}
+    gm.recompile()
+    return gm
+
+
+def _compile(gm, sig, options: dict):
+    from torch._subclasses.fake_tensor import unset_fake_temporarily
+
+    from .. import CompiledModel, CompileOptions
+    from ..driver import compile_spec
+    from ..frontend import ModelSpec, check_spec
+
+    with unset_fake_temporarily():  # aot_autograd's fake mode may be active
+        examples = tuple(torch.zeros(shape, dtype=getattr(torch, dtype)) for shape, dtype, _ in sig)
+        # fusec.compile, with a non-strict export: the region is an ATen graph dynamo already traced
+        spec = ModelSpec(_on_cpu(gm), examples, strict_export=False)
+        check_spec(spec)
+        return CompiledModel(compile_spec(spec, CompileOptions(**options)), spec.parameters)
+
+
+def compile_region(name: str, gm: torch.fx.GraphModule, options: dict, cache, memory: dict) -> RegionResult:
+    """Compile region `name` for its inputs' device, through the in-process and disk caches, and run
+    it once. Never raises for the model's sake: a region fusec cannot take comes back with status
+    'pytorch' and the reason."""
+    ops = [op_name(n) for n in gm.graph.nodes if n.op == "call_function" and op_name(n) != "getitem"]
+    result = RegionResult(name, ops)
+    start = time.perf_counter()
+    try:
+        sig = _input_signature(gm)
+        result.target, device = _target(sig)
+        opts = {**options, "target": result.target}
+        if result.target == "cuda":
+            opts = _cuda_options(device, opts)
+        result.compiled, result.status = _lookup_or_compile(gm, sig, opts, ops, cache, memory, device)
+        result.kernels = list(result.compiled.manifest["kernels"])
+    except FusecError as err:
+        result.status, result.compiled = "pytorch", None
+        result.reason = f"fusec could not compile it: {_first_line(err.message)}"
+    except Exception as err:  # noqa: BLE001 (a bug in fusec must not break the user's model)
+        result.status, result.compiled = "pytorch", None
+        result.reason = f"fusec failed on it (a fusec bug): {type(err).__name__}: {_first_line(str(err))}"
+    if result.compiled is not None:
+        _try_run(result, sig, device)
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def _lookup_or_compile(gm, sig, opts, ops, cache, memory, device):
+    """(CompiledModel, how it was found): this process's models (per device: a loaded model is bound
+    to its GPU), else the disk cache, else a compile, stored in both."""
+    from ..cache import cache_key
+    from ..options import CompileOptions
+
+    # Every option, defaults included: a default that changes between versions changes the key.
+    ingredients = {"graph": graph_text(gm), "inputs": [s[:2] for s in sig],
+                   "options": dataclasses.asdict(CompileOptions(**opts))}
+    key = cache_key(ingredients)
+    if (key, str(device)) in memory:
+        return memory[key, str(device)], "memory"
+    compiled, status = (cache.load(key) if cache is not None else None), "cache"
+    if compiled is None:
+        compiled, status = _compile(gm, sig, opts), "compiled"
+        if cache is not None:
+            inputs = ", ".join(f"{dtype}{shape}" for shape, dtype, _ in sig)
+            cache.store(key, compiled, {"ops": ", ".join(ops), "inputs": inputs}, ingredients)
+    memory[key, str(device)] = compiled
+    return compiled, status
+
+
+def _try_run(result: RegionResult, sig, device) -> None:
+    """Run the compiled region once, on zeros on its device. This loads its module now (the PTX into
+    the driver, or the cpu target's JIT) and binds it to that device, so the forward calls the kernels
+    with nothing to check first; and a runtime that refuses the region sends it back to PyTorch here,
+    at compile time, instead of failing in the user's forward."""
+    from torch._subclasses.fake_tensor import unset_fake_temporarily
+
+    try:
+        with unset_fake_temporarily(), torch.cuda.device(device) if device.type == "cuda" else contextlib.nullcontext():
+            result.compiled(*(torch.zeros(shape, dtype=getattr(torch, dtype), device=device) for shape, dtype, _ in sig))
+    except FusecError as err:
+        result.status, result.compiled = "pytorch", None
+        result.reason = f"fusec's runtime refused it: {_first_line(err.message)}"
+    except Exception as err:  # noqa: BLE001 (as above)
+        result.status, result.compiled = "pytorch", None
+        result.reason = f"fusec's runtime failed on it (a fusec bug): {type(err).__name__}: {_first_line(str(err))}"
+
+
+def _first_line(text: str) -> str:
+    return (text.strip().splitlines() or [""])[0]

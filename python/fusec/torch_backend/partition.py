@@ -1,0 +1,87 @@
+"""Split an ATen graph into fusec regions and the ops PyTorch keeps.
+
+torch.fx's CapabilityBasedPartitioner groups the ops the support table accepts into the largest
+connected regions that do not make a cycle (a region cannot both feed and consume the same matmul).
+Two clean-ups follow, both so that a region is a kernel worth launching:
+
+- views at a region's edges are given back to PyTorch (`remove_bookend_non_compute_ops`): a reshape
+  of a matmul's result is free in PyTorch, while inside the region it would make fusec write a copy;
+- a region with no arithmetic left (only views) is dropped: a kernel that only copies is slower
+  than PyTorch's view.
+
+Each region becomes a submodule `fusec_region_N` of the returned GraphModule, called like a
+function of tensors; the caller swaps it for a compiled kernel.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+
+import torch
+from torch.fx.node import _get_qualified_name
+from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
+
+from .support import VIEWS, FusecOperatorSupport, is_compute, op_name, why_pytorch
+
+__all__ = ["REGION_PREFIX", "Partition", "partition_graph", "replace_region"]
+
+REGION_PREFIX = "fusec_region_"
+# Supported ops outside every region are views (a region of views only is dropped; edge views too).
+_VIEW_LEFT_OUT = "a view with no arithmetic beside it: stays a free PyTorch view"
+
+
+@dataclasses.dataclass
+class Partition:
+    """The split graph, the ATen ops of each region (by submodule name), and the ops left to
+    PyTorch, counted by (op, reason)."""
+
+    graph_module: torch.fx.GraphModule
+    regions: dict[str, list[str]]
+    pytorch_ops: collections.Counter
+    n_ops: int
+
+
+def _view_qualified_names() -> list[str]:
+    """Every overload of the VIEWS ops, named as the partitioner compares them."""
+    names = []
+    for base in VIEWS:
+        packet = getattr(torch.ops.aten, base, None)
+        for overload in (packet.overloads() if packet is not None else []):
+            names.append(_get_qualified_name(getattr(packet, overload)))
+    return names
+
+
+def _ops(nodes) -> list[str]:
+    return [op_name(n) for n in nodes if n.op == "call_function" and op_name(n) != "getitem"]
+
+
+def partition_graph(gm: torch.fx.GraphModule) -> Partition:
+    """Partition `gm` (mutated: regions become submodules) by the support table."""
+    partitioner = CapabilityBasedPartitioner(gm, FusecOperatorSupport(), allows_single_node_partition=True,
+                                             non_compute_ops=_view_qualified_names())
+    parts = partitioner.propose_partitions()
+    partitioner.remove_bookend_non_compute_ops(parts)
+    order = {n: i for i, n in enumerate(gm.graph.nodes)}
+    kept = sorted((p for p in parts if any(is_compute(n) for n in p.nodes)),
+                  key=lambda p: min(order[n] for n in p.nodes))
+    in_region = {n for p in kept for n in p.nodes}
+    calls = [n for n in gm.graph.nodes if n.op == "call_function"]
+    pytorch_ops = collections.Counter()
+    for node in calls:
+        if node in in_region or op_name(node) == "getitem":
+            continue
+        pytorch_ops[(op_name(node), why_pytorch(node) or _VIEW_LEFT_OUT)] += 1
+    regions = {f"{REGION_PREFIX}{i}": _ops(sorted(p.nodes, key=order.get)) for i, p in enumerate(kept)}
+    n_ops = len(_ops(calls))
+    fused = partitioner.fuse_partitions(kept, prefix=REGION_PREFIX) if kept else gm
+    return Partition(fused, regions, pytorch_ops, n_ops)
+
+
+def replace_region(gm: torch.fx.GraphModule, name: str, fn) -> None:
+    """Call `fn` (a compiled region) where the graph called submodule `name`: a plain function call,
+    without nn.Module's call machinery (hooks, tracing checks), which costs microseconds per call."""
+    for node in gm.graph.find_nodes(op="call_module", target=name):
+        node.op, node.target = "call_function", fn
+    gm.delete_submodule(name)
+    gm.recompile()

@@ -1,0 +1,112 @@
+"""Which ATen ops fusec takes inside `torch.compile(backend="fusec")`, and why the others stay in PyTorch.
+
+The table is explicit on purpose: an op is given to fusec only when it is listed here as one of the
+kinds fusec's cost model fuses (pointwise, reductions, norms, softmax, casts) or as a view that can
+ride along inside such a region. Everything else, listed with its reason or not listed at all, runs
+in PyTorch: contractions (mm, addmm, bmm, linear, convolution) and attention go to PyTorch's
+libraries (cuBLAS, MKL, flash attention), which fusec does not try to beat; data-dependent or
+in-place ops are outside what a launch manifest can express.
+
+The names are ATen overload packets (`aten.add`, any overload), as they appear in the graph
+aot_autograd hands a backend (before torch-mlir's decompositions: `native_layer_norm`, `_softmax`).
+"""
+
+from __future__ import annotations
+
+import torch
+from torch.fx.passes.operator_support import OperatorSupportBase
+
+__all__ = ["COMPUTE", "PYTORCH", "VIEWS", "FusecOperatorSupport", "is_compute", "op_name", "why_pytorch"]
+
+# Kept to what fusec's tests and fuzzer cover: an op fusec then fails on sends its whole region back
+# to PyTorch, so listing an op here is a promise, not a guess.
+_POINTWISE = ["abs", "add", "clamp", "clamp_min", "clamp_max", "div", "eq", "erf", "exp", "ge", "gelu", "gt",
+              "le", "log", "lt", "maximum", "minimum", "mul", "ne", "neg", "pow", "reciprocal", "relu",
+              "rsqrt", "sigmoid", "silu", "sqrt", "sub", "tanh", "where"]
+_REDUCTIONS = ["sum", "mean", "amax", "amin", "var", "var_mean"]
+_NORMS = ["native_layer_norm", "layer_norm", "rms_norm", "_fused_rms_norm", "_softmax", "_log_softmax",
+          "softmax", "log_softmax"]
+_CASTS = ["_to_copy", "clone"]
+
+# Ops with arithmetic: a region must hold at least one of these to be worth a kernel.
+COMPUTE = frozenset(_POINTWISE + _REDUCTIONS + _NORMS + _CASTS)
+# Shape-only ops: taken inside a region (the region writes the reshaped result), never on their own.
+VIEWS = frozenset(["view", "_unsafe_view", "reshape", "unsqueeze", "squeeze", "expand", "permute",
+                   "transpose", "t"])
+
+_MATMUL = "matmul (contraction): PyTorch's cuBLAS/MKL kernel; fusec does not compile contractions"
+_ATTENTION = "attention: PyTorch's fused attention kernel; fusec does not compile attention"
+# Ops known to stay in PyTorch, with the reason the partition report gives.
+PYTORCH = {
+    **{op: _MATMUL for op in ["mm", "addmm", "bmm", "baddbmm", "matmul", "linear", "dot", "mv", "addmv",
+                              "einsum"]},
+    **{op: "convolution: PyTorch's cuDNN/oneDNN kernel" for op in ["convolution", "_convolution", "conv2d"]},
+    **{op: _ATTENTION for op in ["scaled_dot_product_attention", "_scaled_dot_product_flash_attention",
+                                 "_scaled_dot_product_efficient_attention",
+                                 "_scaled_dot_product_cudnn_attention",
+                                 "_scaled_dot_product_flash_attention_for_cpu",
+                                 "_scaled_dot_product_fused_attention_overrideable"]},
+    **{op: "gather/indexing: data-dependent addressing, not in fusec's kernels"
+       for op in ["embedding", "index", "index_select", "gather", "scatter", "scatter_add"]},
+    **{op: "layout op: slices and concatenation move data without compute (PyTorch views or copies)"
+       for op in ["split", "split_with_sizes", "slice", "select", "cat", "stack", "narrow", "unbind", "chunk",
+                  "as_strided"]},
+    **{op: "in-place update of a graph input (aot_autograd's epilogue)" for op in ["copy_", "copy"]},
+    **{op: "random numbers: PyTorch's generator state" for op in ["rand", "randn", "native_dropout",
+                                                                  "bernoulli"]},
+    **{op: "creates a tensor from nothing (a factory op)" for op in ["empty", "full", "zeros", "ones",
+                                                                     "arange", "scalar_tensor"]},
+}
+
+
+def op_name(node: torch.fx.Node) -> str:
+    """`aten.add` for a node calling torch.ops.aten.add.Tensor; the Python name otherwise."""
+    target = node.target
+    if isinstance(target, torch._ops.OpOverload):
+        return f"{target.namespace}.{target._schema.name.split('::', 1)[-1]}"
+    return getattr(target, "__name__", str(target))
+
+
+def _base(node: torch.fx.Node) -> str | None:
+    name = op_name(node)
+    return name[len("aten."):] if name.startswith("aten.") else None
+
+
+def _is_static(node: torch.fx.Node) -> bool:
+    """fusec compiles static shapes: a symbolic size in any input or result keeps the op in PyTorch."""
+    vals = [node.meta.get("val")] + [a.meta.get("val") for a in node.all_input_nodes]
+    for val in vals:
+        for t in (val if isinstance(val, (tuple, list)) else (val,)):
+            if isinstance(t, torch.Tensor) and not all(isinstance(d, int) for d in t.shape):
+                return False
+    return True
+
+
+def why_pytorch(node: torch.fx.Node) -> str | None:
+    """None when fusec may take `node`; else the reason it runs in PyTorch (for the report)."""
+    if node.op != "call_function":
+        return "not an op"
+    if op_name(node) == "getitem":  # a result of a multi-result op (native_layer_norm, split)
+        producer = node.args[0]
+        return why_pytorch(producer) if isinstance(producer, torch.fx.Node) else "not an op"
+    base = _base(node)
+    if base is None:
+        return f"{op_name(node)} is not an ATen op"
+    if base in PYTORCH:
+        return PYTORCH[base]
+    if base not in COMPUTE and base not in VIEWS:
+        return "not in fusec's op table (python/fusec/torch_backend/support.py)"
+    if not _is_static(node):
+        return "dynamic shape: fusec compiles static shapes (torch.compile(..., dynamic=False))"
+    return None
+
+
+def is_compute(node: torch.fx.Node) -> bool:
+    return _base(node) in COMPUTE
+
+
+class FusecOperatorSupport(OperatorSupportBase):
+    """The table above, as the FX partitioner asks it."""
+
+    def is_node_supported(self, submodules, node: torch.fx.Node) -> bool:
+        return why_pytorch(node) is None
