@@ -7,7 +7,7 @@ plain defaults, the running Python and the tools installed beside it (`pip insta
 Substitutions: fusec, fusec-opt, FileCheck (the Python `filecheck`), %python, %ptxas, %examples
 (the model files in examples/); `not` is lit's builtin.
 Features: `cuda` when a GPU answers, `ptxas` when ptxas is found, `non-root-user` unless root runs
-the tests.
+the tests, `browser` when a Chromium or Chrome is on PATH (%browser: it, headless).
 """
 
 import os
@@ -101,3 +101,14 @@ if has_cuda:
     config.available_features.add("cuda")
 else:
     lit_config.note("no CUDA GPU: tests that REQUIRE cuda are unsupported")
+
+# A headless browser, for the walkthrough page's test (test/Tools/explain-html-browser.test).
+browser = next(filter(None, (shutil.which(name, path=config.environment.get("PATH")) for name in
+                             ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome",
+                              "headless_shell"))), None)
+if browser:
+    config.available_features.add("browser")
+    # --no-sandbox: Chrome's sandbox refuses to start as root (CI containers).
+    config.substitutions.append(("%browser", f"{browser} --headless --disable-gpu --no-sandbox"))
+else:
+    lit_config.note("no chromium or chrome on PATH: tests that REQUIRE browser are unsupported")

@@ -7,24 +7,83 @@ Prints, in order:
   3. the decision log: for every producer/consumer pair, the rule applied, the bytes saved and the
      verdict (fuse / split / recompute / materialize) with its reason.
 The figures in 2 and 3 are read from the `fused` stage's IR, where they are attributes.
+
+`--html FILE` writes the same explanation as one self-contained page, with every stage's IR, the
+passes between stages, the diffs, each kernel's schedule and (with `--bench-json`) a roofline
+picture: `Explanation` below is the data both renderings share.
 """
 
 from __future__ import annotations
 
-import argparse
+import dataclasses
 import os
+import re
 
 from .diagnostics import location_to_text
 from .mlir import ir
 
+__all__ = ["Explanation", "Kernel", "Decision", "build_explanation", "render_text", "cmd_explain"]
 
-def _parser():
-    from .cli import _add_common
 
-    p = argparse.ArgumentParser(prog="fusec explain", description=__doc__.split("\n\n")[0])
-    p.add_argument("input", metavar="MODEL.py")
-    _add_common(p)
-    return p
+@dataclasses.dataclass
+class Kernel:
+    """One fusec.group of the `fused` stage: one kernel."""
+
+    id: int
+    kind: str  # pointwise | reduction | ...
+    shape: list
+    reduced_dims: list
+    lines: list  # model lines of its ops, "file.py:7"
+    members: list  # "op0:fpowi", ...
+    bytes_read: int
+    bytes_written: int
+
+    @property
+    def what(self) -> str:
+        if self.kind == "reduction":
+            return f"reduction over dims {self.reduced_dims} of {self.shape}"
+        return f"{self.kind} over {self.shape}"
+
+
+_DECISION = re.compile(r"^(?P<producer>\S+) -> (?P<consumer>\S+): (?P<verdict>\w+) "
+                       r"\((?P<rule>[^;]+); (?P<saves>[^)]*)\): (?P<reason>.*)$")
+
+
+@dataclasses.dataclass
+class Decision:
+    """One line of the decision log (`fusec.decisions` on the function), split into its fields."""
+
+    text: str
+
+    def field(self, name: str) -> str:
+        m = _DECISION.match(self.text)
+        return m[name] if m else ("" if name != "reason" else self.text)
+
+
+@dataclasses.dataclass
+class Explanation:
+    source: str  # MODEL.py as given
+    fusion: str  # --fusion
+    eager_ops: list  # fusion.traffic.EagerOp, with .line set to "file.py:7"
+    views: list
+    kernels: list
+    decisions: list
+
+    @property
+    def eager_total(self) -> int:
+        return sum(o.bytes_read + o.bytes_written for o in self.eager_ops)
+
+    @property
+    def fused_total(self) -> int:
+        return sum(k.bytes_read + k.bytes_written for k in self.kernels)
+
+    @property
+    def ratio(self) -> float:
+        return self.fused_total / self.eager_total if self.eager_total else 0.0
+
+    @property
+    def launches_saved(self) -> int:
+        return len(self.eager_ops) - len(self.kernels)
 
 
 def _groups(module):
@@ -54,57 +113,94 @@ def _short(path: str | None, source: str) -> str:
     return f"{os.path.basename(file)}:{line}"
 
 
-def explain(spec, comp, out) -> None:
+def build_explanation(spec, module, fusion: str) -> Explanation:
+    """The explanation of a model: `module` is at the `fused` stage (its groups carry the figures)."""
     from .frontend import export_program
     from .fusion.traffic import eager_ops
 
-    program = export_program(spec, upcast_low_precision=False)
-    ops, views = eager_ops(program)
-    eager_total = sum(o.bytes_read + o.bytes_written for o in ops)
-    w = max([len(o.name) for o in ops] + [10])
-    out.write("1. eager: one kernel per ATen op\n")
-    out.write(f"   {'op':<{w}} {'read':>10} {'written':>10}  line\n")
+    ops, views = eager_ops(export_program(spec, upcast_low_precision=False))
     for o in ops:
-        out.write(f"   {o.name:<{w}} {o.bytes_read:>10} {o.bytes_written:>10}  {_short(o.location, spec.source)}\n")
-    if views:
-        out.write(f"   (views, no traffic: {', '.join(views)})\n")
-    out.write(f"   total: {len(ops)} ops, {eager_total} bytes\n\n")
-
-    groups = _groups(comp.module)
-    fused_total = 0
-    out.write(f"2. fusec: {len(groups)} kernel{'s' if len(groups) != 1 else ''} (--fusion={comp.options.fusion})\n")
-    for g in groups:
-        read, written = _attr(g, "bytes_read"), _attr(g, "bytes_written")
-        fused_total += read + written
-        shape, dims = _attr(g, "shape"), _attr(g, "reduced_dims")
-        what = f"reduction over dims {dims} of {shape}" if _attr(g, "kind") == "reduction" else \
-            f"{_attr(g, 'kind')} over {shape}"
+        o.line = _short(o.location, spec.source)
+    kernels = []
+    for g in _groups(module):
         lines = sorted({_short(location_to_text(op.location, spec.source).rsplit(":", 1)[0], spec.source)
                         for op in g.regions[0].blocks[0].operations if op.name != "fusec.yield"})
-        out.write(f"   kernel {_attr(g, 'fusec.id')}: {what}; lines {', '.join(lines)}\n")
-        out.write(f"     members: {' '.join(_attr(g, 'members'))}\n")
-        out.write(f"     reads {read} bytes, writes {written} bytes: {read + written} bytes\n")
-    ratio = fused_total / eager_total if eager_total else 0.0
-    saved = len(ops) - len(groups)
-    out.write(f"   total: {len(groups)} kernel{'s' if len(groups) != 1 else ''}, {fused_total} bytes = "
-              f"{ratio:.1%} of eager, {saved} launch{'es' if saved != 1 else ''} saved\n\n")
+        kernels.append(Kernel(_attr(g, "fusec.id"), _attr(g, "kind"), _attr(g, "shape"), _attr(g, "reduced_dims"),
+                              lines, _attr(g, "members"), _attr(g, "bytes_read"), _attr(g, "bytes_written")))
+    decisions = []
+    for func in module.body.operations:
+        if "fusec.decisions" in func.attributes:
+            decisions += [Decision(ir.StringAttr(t).value) for t in func.attributes["fusec.decisions"]]
+    return Explanation(spec.source, fusion, ops, views, kernels, decisions)
+
+
+def _s(n: int, word: str, plural: str | None = None) -> str:
+    return f"{n} {word if n == 1 else plural or word + 's'}"
+
+
+def render_text(e: Explanation, out) -> None:
+    w = max([len(o.name) for o in e.eager_ops] + [10])
+    out.write("1. eager: one kernel per ATen op\n")
+    out.write(f"   {'op':<{w}} {'read':>10} {'written':>10}  line\n")
+    for o in e.eager_ops:
+        out.write(f"   {o.name:<{w}} {o.bytes_read:>10} {o.bytes_written:>10}  {o.line}\n")
+    if e.views:
+        out.write(f"   (views, no traffic: {', '.join(e.views)})\n")
+    out.write(f"   total: {len(e.eager_ops)} ops, {e.eager_total} bytes\n\n")
+
+    out.write(f"2. fusec: {_s(len(e.kernels), 'kernel')} (--fusion={e.fusion})\n")
+    for k in e.kernels:
+        out.write(f"   kernel {k.id}: {k.what}; lines {', '.join(k.lines)}\n")
+        out.write(f"     members: {' '.join(k.members)}\n")
+        out.write(f"     reads {k.bytes_read} bytes, writes {k.bytes_written} bytes: "
+                  f"{k.bytes_read + k.bytes_written} bytes\n")
+    out.write(f"   total: {_s(len(e.kernels), 'kernel')}, {e.fused_total} bytes = {e.ratio:.1%} of eager, "
+              f"{_s(e.launches_saved, 'launch', 'launches')} saved\n\n")
 
     out.write("3. decisions (producer -> consumer: verdict (rule; bytes saved): reason)\n")
-    for func in comp.module.body.operations:
-        if "fusec.decisions" in func.attributes:
-            for text in func.attributes["fusec.decisions"]:
-                out.write(f"   {ir.StringAttr(text).value}\n")
+    for d in e.decisions:
+        out.write(f"   {d.text}\n")
+
+
+def _parser():
+    from .cli import ArgumentParser, _add_common
+
+    p = ArgumentParser(prog="fusec explain", description=__doc__.split("\n\n")[0])
+    p.add_argument("input", metavar="MODEL.py")
+    p.add_argument("--html", metavar="FILE.html",
+                   help="write a self-contained walkthrough page: every stage's IR, the passes and the "
+                        "diffs between stages, the traffic table, the decisions, each kernel's schedule")
+    p.add_argument("--bench-json", metavar="FILE",
+                   help="with --html: results of `fusec bench --json FILE`, drawn as a roofline picture")
+    _add_common(p)
+    return p
 
 
 def cmd_explain(argv) -> int:
     import sys
 
     from .cli import _options
+    from .diagnostics import FusecError
     from .driver import compile_spec
     from .frontend import load_model_file
 
     args = _parser().parse_args(argv)
+    if args.bench_json and not args.html:
+        raise FusecError("--bench-json draws into the --html page: give --html FILE.html too")
+    bench = None
+    if args.html:
+        from .outputs import check_writable
+        from .walkthrough_roofline import load_bench
+
+        check_writable(args.html, "--html")
+        bench = load_bench(args.bench_json) if args.bench_json else None
     spec = load_model_file(args.input)
     comp = compile_spec(spec, _options(args), stop="fused")
-    explain(spec, comp, sys.stdout)
+    e = build_explanation(spec, comp.module, comp.options.fusion)
+    if not args.html:
+        render_text(e, sys.stdout)
+        return 0
+    from .walkthrough_html import write_walkthrough
+
+    write_walkthrough(args.html, e, comp, bench)
     return 0
