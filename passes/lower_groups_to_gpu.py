@@ -44,7 +44,8 @@ SUMMARY = "Lower each fused group of linalg ops on buffers to one gpu.launch (ro
 OPTIONS = {"threads-per-block": (256, "threads per block (rows use fewer when rows are short)"),
            "row-registers": (32, "most elements of a row one thread keeps in registers per input; longer rows "
                                  "loop over memory (0: always loop)"),
-           "row-prefetch": (True, "load the epilogue's inputs before the row's reductions, when registers allow")}
+           "row-prefetch": (True, "load the epilogue's inputs before the row's reductions, when registers allow"),
+           "row-unroll": (4, "vectors per thread each trip of a row loop handles (loads in flight per thread)")}
 
 _VECTOR_KIND = {"arith.addf": "add", "arith.addi": "add", "arith.mulf": "mul", "arith.muli": "mul",
                 "arith.maximumf": "maximumf", "arith.minimumf": "minimumf", "arith.maxnumf": "maxnumf",
@@ -317,7 +318,8 @@ def _vector_lanes(members, outputs) -> int:
     return 16 // min(widths) if widths and 16 % min(widths) == 0 else 1
 
 
-def lower_group(group_ops, threads: int, row_registers: int = 32, row_prefetch: bool = True) -> None:
+def lower_group(group_ops, threads: int, row_registers: int = 32, row_prefetch: bool = True,
+                row_unroll: int = 4) -> None:
     members, latest = _analyse(group_ops)
     _check_order(group_ops, members, latest)
     outputs = _outputs(latest, group_ops)
@@ -328,7 +330,7 @@ def lower_group(group_ops, threads: int, row_registers: int = 32, row_prefetch: 
         lanes = _vector_lanes(members, outputs)
         schedules = [lambda made, n=n: _row_registers(members, reductions, outputs, made, n, row_registers, row_prefetch)
                      for n in dict.fromkeys([lanes, 1])]
-        schedules += [lambda made, n=n: _row_kernel(members, reductions, outputs, threads, made, n)
+        schedules += [lambda made, n=n: _row_kernel(members, reductions, outputs, threads, made, n, row_unroll)
                       for n in dict.fromkeys([lanes, 1])]
     else:
         lanes = _vector_lanes(members, outputs)
@@ -536,39 +538,59 @@ def _store_row_values(kernel, tx, row, rows, cols, outputs, row_outputs, per_row
         scf.YieldOp([])
 
 
-def _row_kernel(members, reductions, outputs, threads, made, lanes=1):
+def _row_kernel(members, reductions, outputs, threads, made, lanes=1, unroll=4):
     """Block per row for rows too long for registers: threads stride over the row, in `lanes`-wide
     vectors, once per reduction and again for the epilogue. The row is read again each time; the
-    rows in flight (one per block) mostly still sit in L2 when they are read again."""
+    rows in flight (one per block) mostly still sit in L2 when they are read again. Each trip of a
+    loop handles `unroll` vectors per thread, their loads issued together, so that a thread has that
+    many loads in flight instead of one (the last trip masks the vectors past the row's end)."""
     in_map, full, rows, cols = _row_space(reductions[0])
     per_row = _check_row_group(reductions, outputs, in_map, full, rows)
     if lanes > 1 and (cols[-1] % lanes or in_map != ir.AffineMap.get_identity(in_map.n_dims, context=in_map.context)):
         raise Unsupported("rows not a whole number of vectors")
     n_rows, n_vectors = math.prod(rows), math.prod(cols) // lanes
     block_threads = min(threads, max(32, 1 << max(0, (n_vectors - 1).bit_length())))
+    unroll = max(1, min(unroll, -(-n_vectors // block_threads)))
+    stride = block_threads * unroll
     body = _launch(n_rows, block_threads, made)
     bx, tx = body.arguments[0], body.arguments[3]
     kernel = _Kernel(lanes)
 
-    def point_of(v):
-        col = arith.MulIOp(v, _const(lanes)).result if lanes > 1 else v
-        return row + _delinearize(col, list(cols))
+    def slots_of(iv):
+        """The trip's vectors: (iteration point, in-row flag or None). The first is always in the
+        row (the loop runs while it is); a later one past the end loads the row's last vector."""
+        slots = []
+        for j in range(unroll):
+            v, valid = (arith.AddIOp(iv, _const(j * block_threads)).result if j else iv), None
+            if j and n_vectors % stride:
+                valid = arith.CmpIOp(arith.CmpIPredicate.ult, v, _const(n_vectors)).result
+                v = arith.MinUIOp(v, _const(n_vectors - 1)).result
+            col = arith.MulIOp(v, _const(lanes)).result if lanes > 1 else v
+            slots.append((row + _delinearize(col, list(cols)), valid))
+        return slots
 
     with ir.InsertionPoint(body):
         row = _delinearize(bx, list(rows)) if rows else []
-        c_end, c_step = _const(n_vectors), _const(block_threads)
+        c_end, c_stride = _const(n_vectors), _const(stride)
         for z in reductions:
             element_type = ir.MemRefType(z.out.type).element_type
             comb_name = combiner(z.op).name
             init = kernel.widen(_identity(comb_name, element_type), lanes)
-            loop = scf.ForOp(tx, c_end, c_step, [init])
+            loop = scf.ForOp(tx, c_end, c_stride, [init])
             with ir.InsertionPoint(loop.body):
                 kernel.cache = {}
-                x, comb = kernel.element_of_reduction(z, point_of(loop.induction_variable), lanes)
+                slots = slots_of(loop.induction_variable)
+                j, m = full_input(z.op)
+                if j is not None and z.sources[j] is None:  # this trip's loads first, together
+                    for point, _ in slots:
+                        kernel.load(z.inputs[j], _apply(m, point), _lanes_of(m, lanes))
                 acc = loop.inner_iter_args[0]
-                folded = ir.Operation.create(comb.name, results=[acc.type], operands=[acc, x],
-                                             attributes=_attributes(comb)).result
-                scf.YieldOp([folded])
+                for point, valid in slots:
+                    x, comb = kernel.element_of_reduction(z, point, lanes)
+                    folded = ir.Operation.create(comb.name, results=[acc.type], operands=[acc, x],
+                                                 attributes=_attributes(comb)).result
+                    acc = arith.SelectOp(valid, folded, acc).result if valid is not None else folded
+                scf.YieldOp([acc])
             acc = loop.results[0]
             if lanes > 1:
                 acc = vector.ReductionOp(element_type, ir.Attribute.parse(f"#vector.kind<{_VECTOR_KIND[comb_name]}>"),
@@ -581,12 +603,25 @@ def _row_kernel(members, reductions, outputs, threads, made, lanes=1):
                                                       ).result
         row_outputs = [(b, w) for b, w in outputs if w.shape == full and w.kind != "reduction"]
         if row_outputs:
-            loop = scf.ForOp(tx, c_end, c_step)
+            loop = scf.ForOp(tx, c_end, c_stride)
             with ir.InsertionPoint(loop.body):
                 kernel.cache = {}
-                index = _apply(in_map, point_of(loop.induction_variable))
-                for buf, writer in row_outputs:
-                    kernel.store(kernel.widen(kernel.value(writer, buf, index, lanes), lanes), buf, index)
+                slots = slots_of(loop.induction_variable)
+                values = []
+                for point, valid in slots:
+                    index = _apply(in_map, point)
+                    values.append([kernel.widen(kernel.value(w, b, index, lanes), lanes) for b, w in row_outputs])
+                for (point, valid), vals in zip(slots, values):
+                    index = _apply(in_map, point)
+                    if valid is not None:
+                        branch = scf.IfOp(valid)
+                        with ir.InsertionPoint(branch.then_block):
+                            for (buf, _), value in zip(row_outputs, vals):
+                                kernel.store(value, buf, index)
+                            scf.YieldOp([])
+                    else:
+                        for (buf, _), value in zip(row_outputs, vals):
+                            kernel.store(value, buf, index)
                 scf.YieldOp([])
         kernel.cache = {}
         _store_row_values(kernel, tx, row, rows, cols, outputs, row_outputs, per_row)
@@ -620,7 +655,8 @@ def _flat_kernel(members, reductions, outputs, threads, made, lanes=1):
         gpu.TerminatorOp()
 
 
-def run(module_op, pass_, threads_per_block: int = 256, row_registers: int = 32, row_prefetch: bool = True) -> None:
+def run(module_op, pass_, threads_per_block: int = 256, row_registers: int = 32, row_prefetch: bool = True,
+        row_unroll: int = 4) -> None:
     groups: dict = {}
     module_op.walk(lambda op: (groups.setdefault(ir.IntegerAttr(op.attributes["fusec.group"]).value, []).append(op)
                                if "fusec.group" in op.attributes else None) or ir.WalkResult.ADVANCE)
@@ -629,7 +665,7 @@ def run(module_op, pass_, threads_per_block: int = 256, row_registers: int = 32,
         try:
             if kind not in ("pointwise", "reduction"):
                 raise Unsupported(f"a {kind} group")
-            lower_group(ops, threads_per_block, row_registers, row_prefetch)
+            lower_group(ops, threads_per_block, row_registers, row_prefetch, row_unroll)
         except Unsupported as why:
             if os.environ.get("FUSEC_DEBUG"):
                 print(f"{FLAG}: group {gid} left to the loop lowering: {why}", file=sys.stderr)
