@@ -37,6 +37,8 @@ import sys
 from fusec.mlir import ir
 from torch_mlir.dialects import arith, gpu, memref, scf, vector
 
+from fusec.schedule import parse_overrides
+
 from .classify_ops import classify, combiner, full_input, indexing_maps
 
 FLAG = "fusec-lower-groups-to-gpu"
@@ -45,7 +47,9 @@ OPTIONS = {"threads-per-block": (256, "threads per block (rows use fewer when ro
            "row-registers": (32, "most elements of a row one thread keeps in registers per input; longer rows "
                                  "loop over memory (0: always loop)"),
            "row-prefetch": (True, "load the epilogue's inputs before the row's reductions, when registers allow"),
-           "row-unroll": (4, "vectors per thread each trip of a row loop handles (loads in flight per thread)")}
+           "row-unroll": (4, "vectors per thread each trip of a row loop handles (loads in flight per thread)"),
+           "schedule": ("", "per-group overrides of the four knobs above, GROUP.KNOB=VALUE separated by commas: "
+                            "0.row_prefetch=0,1.threads_per_block=512 (what --schedule FILE becomes)")}
 
 _VECTOR_KIND = {"arith.addf": "add", "arith.addi": "add", "arith.mulf": "mul", "arith.muli": "mul",
                 "arith.maximumf": "maximumf", "arith.minimumf": "minimumf", "arith.maxnumf": "maxnumf",
@@ -319,7 +323,7 @@ def _vector_lanes(members, outputs) -> int:
 
 
 def lower_group(group_ops, threads: int, row_registers: int = 32, row_prefetch: bool = True,
-                row_unroll: int = 4) -> None:
+                row_unroll: int = 4, gid: int = 0) -> None:
     members, latest = _analyse(group_ops)
     _check_order(group_ops, members, latest)
     outputs = _outputs(latest, group_ops)
@@ -349,6 +353,11 @@ def lower_group(group_ops, threads: int, row_registers: int = 32, row_prefetch: 
                     op.operation.erase()
     else:
         raise why
+    for launch in (op for op in made if op.operation.name == "gpu.launch"):
+        described = ir.DictAttr(launch.attributes["fusec.schedule"])
+        launch.attributes["fusec.schedule"] = ir.DictAttr.get(
+            {"group": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), gid),
+             **{described[i].name: described[i].attr for i in range(len(described))}})
     for op in reversed(group_ops):
         op.operation.erase()
 
@@ -358,6 +367,19 @@ def _launch(grid: int, block: int, made: list):
     launch = gpu.LaunchOp((_const(grid), one, one), (_const(block), one, one))
     made.append(launch)
     return launch.regions[0].blocks[0]
+
+
+def _describe(body, **schedule) -> None:
+    """Record the schedule a kernel got on its gpu.launch (`fusec.schedule`): `--emit schedule`
+    prints it, and `--schedule FILE` can change it."""
+    def attr(v):
+        if isinstance(v, bool):
+            return ir.BoolAttr.get(v)
+        if isinstance(v, int):
+            return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), v)
+        return ir.StringAttr.get(str(v))
+
+    body.owner.attributes["fusec.schedule"] = ir.DictAttr.get({k: attr(v) for k, v in schedule.items()})
 
 
 def _row_space(first):
@@ -438,8 +460,9 @@ def _row_registers(members, reductions, outputs, made, lanes, max_elements, pref
                 v = arith.MinUIOp(v, _const(n_vectors - 1)).result
             col = arith.MulIOp(v, _const(lanes)).result if lanes > 1 else v
             slots.append((row + _delinearize(col, list(cols)), valid))
-        if prefetch:
-            _prefetch(kernel, members, reductions, slots, full, in_map, lanes, threads)
+        prefetched = prefetch and _prefetch(kernel, members, reductions, slots, full, in_map, lanes, threads)
+        _describe(body, schedule="row_registers", rows=n_rows, row_length=math.prod(cols), threads=threads,
+                  lanes=lanes, vectors_per_thread=per_thread, prefetch=bool(prefetched))
         for z in reductions:
             element_type = ir.MemRefType(z.out.type).element_type
             comb_name = combiner(z.op).name
@@ -489,7 +512,7 @@ def _prefetch(kernel, members, reductions, slots, full, in_map, lanes, threads) 
     11008 fell from 98% to 69% of copy with its weight and bias prefetched). Skipped when the rows
     would not fit the register budget."""
     if in_map != ir.AffineMap.get_identity(in_map.n_dims, context=in_map.context):
-        return
+        return False
     wanted = {}
     for z in reductions:  # the reductions' rows first: the first barrier waits for them
         j, m = full_input(z.op)
@@ -506,10 +529,11 @@ def _prefetch(kernel, members, reductions, slots, full, in_map, lanes, threads) 
                 wanted.setdefault((buf, str(maps[j])), (buf, maps[j]))
     words = sum(_lanes_of(m, lanes) * _bytes(ir.MemRefType(buf.type).element_type) for buf, m in wanted.values())
     if -(-words // 4) * len(slots) > _data_register_budget(threads):
-        return
+        return False
     for point, _ in slots:
         for buf, m in wanted.values():
             kernel.load(buf, _apply(m, point), _lanes_of(m, lanes))
+    return True
 
 
 def _all_reduce(value, comb_name: str):
@@ -569,6 +593,8 @@ def _row_kernel(members, reductions, outputs, threads, made, lanes=1, unroll=4):
             slots.append((row + _delinearize(col, list(cols)), valid))
         return slots
 
+    _describe(body, schedule="row_loop", rows=n_rows, row_length=math.prod(cols), threads=block_threads,
+              lanes=lanes, unroll=unroll)
     with ir.InsertionPoint(body):
         row = _delinearize(bx, list(rows)) if rows else []
         c_end, c_stride = _const(n_vectors), _const(stride)
@@ -640,6 +666,7 @@ def _flat_kernel(members, reductions, outputs, threads, made, lanes=1):
     if total == 0:
         return
     body = _launch(-(-total // threads), threads, made)
+    _describe(body, schedule="flat", elements=math.prod(shape), threads=threads, lanes=lanes)
     bx, tx = body.arguments[0], body.arguments[3]
     kernel = _Kernel(lanes)
     with ir.InsertionPoint(body):
@@ -656,16 +683,32 @@ def _flat_kernel(members, reductions, outputs, threads, made, lanes=1):
 
 
 def run(module_op, pass_, threads_per_block: int = 256, row_registers: int = 32, row_prefetch: bool = True,
-        row_unroll: int = 4) -> None:
+        row_unroll: int = 4, schedule: str = "") -> None:
     groups: dict = {}
     module_op.walk(lambda op: (groups.setdefault(ir.IntegerAttr(op.attributes["fusec.group"]).value, []).append(op)
                                if "fusec.group" in op.attributes else None) or ir.WalkResult.ADVANCE)
+    try:
+        overrides = parse_overrides(schedule)
+    except ValueError as err:
+        module_op.location.emit_error(f"{FLAG}: {err}")
+        pass_.signal_pass_failure()
+        return
+    unknown = sorted(set(overrides) - set(groups))
+    if unknown:
+        module_op.location.emit_error(f"{FLAG}: the schedule names group(s) {', '.join(map(str, unknown))}; "
+                                      f"the module's groups are {', '.join(map(str, sorted(groups))) or 'none'}")
+        pass_.signal_pass_failure()
+        return
+    defaults = {"threads_per_block": threads_per_block, "row_registers": row_registers,
+                "row_prefetch": row_prefetch, "row_unroll": row_unroll}
     for gid, ops in groups.items():
         kind = ir.StringAttr(ops[0].attributes["fusec.group_kind"]).value
+        knobs = {**defaults, **overrides.get(gid, {})}
         try:
             if kind not in ("pointwise", "reduction"):
                 raise Unsupported(f"a {kind} group")
-            lower_group(ops, threads_per_block, row_registers, row_prefetch, row_unroll)
+            lower_group(ops, knobs["threads_per_block"], knobs["row_registers"], knobs["row_prefetch"],
+                        knobs["row_unroll"], gid)
         except Unsupported as why:
             if os.environ.get("FUSEC_DEBUG"):
                 print(f"{FLAG}: group {gid} left to the loop lowering: {why}", file=sys.stderr)

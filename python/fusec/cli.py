@@ -54,8 +54,9 @@ def _compile_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", metavar="FILE.ptx",
                    help="write PTX (--target cpu: the llvm-dialect module, FILE.mlir) here and the "
                         "launch manifest beside it (FILE.json)")
-    p.add_argument("--emit", choices=STAGE_NAMES, metavar="STAGE",
-                   help="print the IR after STAGE and stop: " + " | ".join(STAGE_NAMES))
+    p.add_argument("--emit", choices=STAGE_NAMES + ["schedule"], metavar="STAGE",
+                   help="print the IR after STAGE and stop: " + " | ".join(STAGE_NAMES) +
+                        "; or `schedule`: each kernel's schedule as JSON (edit it, give it to --schedule)")
     p.add_argument("--dump-dir", metavar="DIR", help="write every stage's IR to DIR")
     _add_common(p)
     return p
@@ -120,14 +121,18 @@ def _add_common(p):
     p.add_argument("--threads-per-block", type=_int_in(32, 1024, multiple=32), default=256,
                    help="threads along the innermost parallel dimension, a multiple of 32 up to 1024 "
                         "(default: 256)")
+    p.add_argument("--schedule", metavar="FILE.json",
+                   help="per-kernel schedule knobs, as `--emit schedule` prints them (cuda target)")
     p.add_argument("--debug", action="store_true", help="show Python tracebacks for errors")
 
 
 def _options(args):
     from .options import CompileOptions
+    from .schedule import load_schedule_file
 
+    schedule = load_schedule_file(args.schedule) if getattr(args, "schedule", None) else ""
     return CompileOptions(target=args.target, arch=args.arch, threads_per_block=args.threads_per_block, fusion=args.fusion,
-                          max_registers=args.max_registers)
+                          max_registers=args.max_registers, schedule=schedule)
 
 
 def _compile(args, stop: str, on_stage=None):
@@ -177,7 +182,14 @@ def cmd_compile(argv) -> int:
     args = _compile_parser().parse_args(argv)
     if args.output is None and args.emit is None and args.dump_dir is None:
         raise FusecError("nothing to do: give -o FILE.ptx, --emit STAGE or --dump-dir DIR")
+    if args.schedule and args.target != "cuda":
+        raise FusecError("--schedule sets GPU kernels' schedules: it needs --target cuda")
     last = stage_names(args.target)[-1]
+    emit_schedule = args.emit == "schedule"
+    if emit_schedule:
+        if args.target != "cuda":
+            raise FusecError("--emit schedule describes GPU kernels: it needs --target cuda")
+        args.emit = None
     if args.output is not None and args.emit and args.emit != last:
         raise FusecError(f"-o writes the {last} stage, so it cannot be combined with --emit {args.emit}")
     # A bad -o or --dump-dir is reported before compiling, and nothing is written unless all is.
@@ -203,6 +215,10 @@ def cmd_compile(argv) -> int:
         for folder in reversed(created):  # the --dump-dir folders made for this compile, now empty
             os.rmdir(folder)
         raise
+    if emit_schedule:
+        from .schedule import describe_kernels, format_document
+
+        sys.stdout.write(format_document(describe_kernels(comp.schedules or [], comp.manifest, comp.options)))
     if args.emit:
         sys.stdout.write(comp.texts[args.emit])
         if not comp.texts[args.emit].endswith("\n"):

@@ -15,6 +15,7 @@ from .manifest import extract_manifest
 from .mlir import ir, new_context
 from .options import CompileOptions
 from .pipeline import run_passes
+from .schedule import launch_schedules
 from .stages import stage_names, stages_for
 
 __all__ = ["Compilation", "compile_spec", "compile_mlir_file", "detect_stage"]
@@ -29,6 +30,7 @@ class Compilation:
     module: object = None  # ir.Module while the stages are MLIR
     texts: dict = dataclasses.field(default_factory=dict)
     manifest: dict | None = None
+    schedules: list | None = None  # cuda: each kernel's schedule, from the tiled stage (fusec.schedule)
     llvm_ir: str | None = None
     ptx: str | None = None
     parameters: list = dataclasses.field(default_factory=list)  # names of the trailing state inputs
@@ -57,6 +59,8 @@ def _run(comp: Compilation, start: str, stop: str, on_stage: Callable | None) ->
             except FusecError as err:
                 raise _name_unlowered_op(comp, stage.name, err) from None
             comp.texts[stage.name] = _print(comp.module)
+            if stage.name == "tiled" and comp.options.target == "cuda":
+                comp.schedules = launch_schedules(comp.module)
             if stage.name == "linalg":
                 check_supported(comp)
             if stage.host_final:

@@ -36,6 +36,7 @@ class CompileOptions:
     row_registers: int = 32  # most elements of a row a thread keeps in registers; longer rows loop
     row_prefetch: bool = True  # row kernels load the epilogue's inputs before the reductions
     row_unroll: int = 4  # vectors per thread per trip of a row loop (rows too long for registers)
+    schedule: str = ""  # per-kernel knob overrides, GROUP.KNOB=VALUE,... (fusec.schedule; --schedule FILE)
 
     def __post_init__(self):
         if self.target not in TARGETS:
@@ -66,6 +67,12 @@ class CompileOptions:
             raise FusecError(f"row_prefetch must be True or False, not {self.row_prefetch!r}")
         if not (isinstance(self.row_unroll, int) and 1 <= self.row_unroll <= 16):
             raise FusecError(f"row_unroll must be in [1, 16], not {self.row_unroll!r}")
+        from .schedule import parse_overrides
+
+        try:
+            parse_overrides(self.schedule)
+        except (ValueError, AttributeError) as err:
+            raise FusecError(f"schedule: {err}") from None
         if self.opt_level not in (0, 1, 2, 3):
             raise FusecError(f"opt_level must be 0, 1, 2 or 3, not {self.opt_level!r}")
 

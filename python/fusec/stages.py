@@ -53,7 +53,8 @@ def _bufferize_and_map(o: CompileOptions) -> list[str]:
         "fusec-dissolve-groups",
         "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}",
         f"fusec-lower-groups-to-gpu{{threads-per-block={o.threads_per_block} row-registers={o.row_registers} "
-        f"row-prefetch={int(o.row_prefetch)} row-unroll={o.row_unroll}}}",
+        f"row-prefetch={int(o.row_prefetch)} row-unroll={o.row_unroll}" + (f" schedule={o.schedule}" if o.schedule else "")
+        + "}",
         "canonicalize",
         "func.func(convert-linalg-to-parallel-loops)",
         f"func.func(scf-parallel-loop-tiling{{parallel-loop-tile-sizes=1,{o.threads_per_block} no-min-max-bounds}})",

@@ -33,7 +33,7 @@
 // MANIFEST-SAME: {"name": "arg2", "shape": [4, 64], "dtype": "float32", "role": "input"}
 // MANIFEST-SAME: "outputs": [{"buffer": "[[OUT:buf[0-9]+]]", "shape": [4, 64], "dtype": "float32"}]
 // MANIFEST-SAME: "buffers": [{"name": "[[OUT]]", "shape": [4, 64], "dtype": "float32", "role": "output"}]
-// MANIFEST-SAME: "steps": [{"op": "launch", "kernel": "main_kernel_0", "grid": [4, 1, 1], "block": [32, 1, 1], "shared_bytes": 0, "args": [{"kind": "buffer", "name": "arg0"}, {"kind": "buffer", "name": "arg1"}, {"kind": "buffer", "name": "arg2"}, {"kind": "buffer", "name": "[[OUT]]"}]}]
+// MANIFEST-SAME: "steps": [{"op": "launch", "kernel": "main_kernel_0", "grid": [4, 1, 1], "block": [32, 1, 1], "shared_bytes": 0, "args": [{"kind": "buffer", "name": "arg0"}, {"kind": "buffer", "name": "arg2"}, {"kind": "buffer", "name": "arg1"}, {"kind": "buffer", "name": "[[OUT]]"}]}]
 // MANIFEST-SAME: "kernels": ["main_kernel_0"]
 
 // SM80:      .target sm_80

@@ -2,8 +2,8 @@
 // RUN: fusec-opt %s --split-input-file --fusec-lower-groups-to-gpu=threads-per-block=64 | FileCheck %s --check-prefix=T64
 
 // A row group (sum of squares, then x / sum) on buffers, in the registers schedule: one block per
-// row of 300 floats = 75 vectors of 4, so one warp, 3 vectors per thread. Each thread loads its
-// vectors once (128-bit loads), folds them into a vector of partial sums (its third vector, past
+// row of 300 floats = 75 vectors of 4, so one warp, 3 vectors per thread. Each thread issues its
+// three 128-bit loads first, together (the prefetch), then folds them into a vector of partial sums (its third vector, past
 // the row's end for some threads, is loaded clamped and masked out of the sum), reduces the lanes,
 // then gpu.all_reduce combines the threads. The epilogue divides the registers it already holds
 // (no second load) and stores them, the third one only where it is inside the row. The
@@ -19,11 +19,12 @@
 // CHECK:           %[[INSIDE:.*]] = arith.cmpi ult, %[[V3]], %c75
 // CHECK:           %[[CLAMPED:.*]] = arith.minui %[[V3]], %c74
 // CHECK:           %[[X0:.*]] = vector.load %[[X]][%[[BX]], %[[C0]]] {alignment = 16 : i64} : memref<4x300xf32>, vector<4xf32>
-// CHECK:           arith.mulf %[[X0]], %[[X0]] : vector<4xf32>
 // CHECK:           %[[X1:.*]] = vector.load %[[X]]
 // CHECK:           %[[X2:.*]] = vector.load %[[X]]
-// CHECK:           %[[ALL:.*]] = arith.addf %{{.*}} : vector<4xf32>
-// CHECK:           %[[MASKED:.*]] = arith.select %[[INSIDE]], %[[ALL]], %{{.*}} : vector<4xf32>
+// CHECK:           arith.mulf %[[X0]], %[[X0]] : vector<4xf32>
+// CHECK:           arith.mulf %[[X2]], %[[X2]] : vector<4xf32>
+// CHECK-NEXT:      %[[ALL:.*]] = arith.addf %{{.*}}, %{{.*}} : vector<4xf32>
+// CHECK-NEXT:      %[[MASKED:.*]] = arith.select %[[INSIDE]], %[[ALL]], %{{.*}} : vector<4xf32>
 // CHECK:           %[[LANES:.*]] = vector.reduction <add>, %[[MASKED]] : vector<4xf32> into f32
 // CHECK:           %[[SUM:.*]] = gpu.all_reduce add %[[LANES]] uniform
 // CHECK:           %[[TOTAL:.*]] = arith.addf %{{.*}}, %[[SUM]] : f32
@@ -108,19 +109,32 @@ func.func @hazard(%x: memref<8x8xf32>) {
 // -----
 
 // A row too long to keep in registers (40000 floats: more than 32 per thread at 1024 threads) takes
-// the loop schedule: threads (threads-per-block of them) stride over the row for the sum, then
-// again for the epilogue.
+// the loop schedule: threads (threads-per-block of them) stride over the row's 10000 vectors for the
+// sum, then again for the epilogue. Each trip handles 4 vectors per thread (row-unroll), their
+// loads issued together; the last trip masks the vectors past the row (10000 is not a multiple of
+// 4 x 256). The launch records the schedule it got (`fusec.schedule`: `--emit schedule` prints it);
+// the `schedule` option changes one group's knobs (the U1 checks: group 0 with row_unroll=1).
+// RUN: fusec-opt %s --split-input-file --fusec-lower-groups-to-gpu=schedule=0.row_unroll=1 | FileCheck %s --check-prefix=U1
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d0)>
 // CHECK-LABEL: func.func @long_row
 // CHECK:         gpu.launch {{.*}} threads(%[[TX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c256
-// CHECK:           scf.for %{{.*}} = %[[TX]] to %c40000{{.*}} step %c256{{.*}} iter_args
-// CHECK:             memref.load
+// CHECK:           scf.for %{{.*}} = %[[TX]] to %c10000{{.*}} step %c1024{{.*}} iter_args({{.*}}) -> (vector<4xf32>)
+// CHECK-COUNT-4:     vector.load
+// CHECK:             arith.select
+// CHECK:           vector.reduction <add>
 // CHECK:           gpu.all_reduce add
-// CHECK:           scf.for %{{.*}} = %[[TX]] to %c40000{{.*}} step %c256{{.*}} {
-// CHECK:             memref.store
+// CHECK:           scf.for %{{.*}} = %[[TX]] to %c10000{{.*}} step %c1024{{.*}} {
+// CHECK:             vector.store
+// CHECK:         } {fusec.schedule = {group = 0 : i64, lanes = 4 : i64, row_length = 40000 : i64, rows = 2 : i64, schedule = "row_loop", threads = 256 : i64, unroll = 4 : i64}}
 // T64-LABEL: func.func @long_row
 // T64:         threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c64
+// U1-LABEL: func.func @long_row
+// U1:         scf.for %{{.*}} step %c256{{.*}} iter_args
+// U1-COUNT-1:   vector.load
+// U1-NOT:       vector.load
+// U1:         gpu.all_reduce add
+// U1:         unroll = 1 : i64
 func.func @long_row(%x: memref<2x40000xf32>, %out: memref<2x40000xf32>) {
   %zero = arith.constant 0.0 : f32
   %acc = memref.alloc() : memref<2xf32>

@@ -1,9 +1,11 @@
 // The `tiled` stage, row schedule (fusec-lower-groups-to-gpu), on the seed model (4 x 64): its one
 // group becomes one gpu.launch with a block per row. A row of 64 floats is 16 vectors of 4, so one
 // warp does it, each thread one vector (threads 16-31 load the row's last vector, clamped, and are
-// masked out). Each thread loads its vector of x once (128 bits), squares it, reduces the lanes;
-// gpu.all_reduce combines the threads; the epilogue then computes from the x it already holds,
-// loads w and up once, and stores 128 bits where it is inside the row. (The registers schedule
+// masked out). Each thread loads its vector of x once (128 bits) and, before the reduction, its
+// vector of up (the prefetch: up streams from memory and only the epilogue reads it), squares x,
+// reduces the lanes; gpu.all_reduce combines the threads; the epilogue then computes from the x and
+// up it already holds, loads w (one row for every row: from cache), and stores 128 bits where it is
+// inside the row. (The registers schedule
 // chooses its own threads per row; --threads-per-block applies to the flat and loop schedules.)
 
 // RUN: fusec %s --emit tiled | FileCheck %s
@@ -20,13 +22,14 @@
 // CHECK:           %[[V:.*]] = arith.minui %[[TID]], %c15
 // CHECK:           %[[COL:.*]] = arith.muli %[[V]], %c4
 // CHECK:           %[[XV:.*]] = vector.load %[[X]][%[[ROW]], %[[COL]]] {alignment = 16 : i64} : memref<4x64xf32>, vector<4xf32>
+// CHECK:           vector.load %[[UP]][%[[ROW]], %[[COL]]] {alignment = 16 : i64} : memref<4x64xf32>, vector<4xf32>
 // CHECK:           %[[SQ:.*]] = math.fpowi %[[XV]]
 // CHECK:           %[[MASKED:.*]] = arith.select %[[INSIDE]]
 // CHECK:           %[[LANES:.*]] = vector.reduction <add>, %[[MASKED]] : vector<4xf32> into f32
 // CHECK:           %[[SUM:.*]] = gpu.all_reduce add %[[LANES]] uniform
 // CHECK-NOT:       vector.load %[[X]]
-// CHECK-DAG:       vector.load %[[W]][%[[COL]]] {alignment = 16 : i64} : memref<64xf32>, vector<4xf32>
-// CHECK-DAG:       vector.load %[[UP]][%[[ROW]], %[[COL]]] {alignment = 16 : i64} : memref<4x64xf32>, vector<4xf32>
+// CHECK-NOT:       vector.load %[[UP]]
+// CHECK:           vector.load %[[W]][%[[COL]]] {alignment = 16 : i64} : memref<64xf32>, vector<4xf32>
 // CHECK:           math.rsqrt
 // CHECK:           arith.mulf %[[XV]], %{{.*}} : vector<4xf32>
 // CHECK:           math.exp %{{.*}} : vector<4xf32>

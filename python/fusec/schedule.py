@@ -1,0 +1,175 @@
+"""Schedules as data: what `--emit schedule` prints and `--schedule FILE` reads.
+
+The algorithm (what each kernel computes) is fixed by the fusion decisions; its schedule (how the
+GPU's threads share the work) is chosen by `--fusec-lower-groups-to-gpu` from four knobs: the
+compile options `threads_per_block`, `row_registers`, `row_prefetch` and `row_unroll`. The knobs
+can also be set per kernel: the kernel's fusion group id, then the knob. `--emit schedule` prints
+
+    {"kernels": [
+      {"kernel": "main_kernel_0", "group": 0, "schedule": "row_registers", "grid": [8, 1, 1], "block": [256, 1, 1], ...,
+       "knobs": {"threads_per_block": 256, "row_registers": 32, "row_prefetch": true, "row_unroll": 4}},
+      ...]}
+
+and `--schedule FILE` takes the same document back (edited), applying each kernel's `knobs` to its
+group; every other field is a description of what was chosen and is ignored on input. In the pass
+pipeline the overrides are one option, `schedule=GROUP.KNOB=VALUE,...`, so a compile with a schedule
+file is reproduced by `fusec-opt` like any other.
+"""
+
+from __future__ import annotations
+
+import json
+
+from .diagnostics import FusecError
+
+__all__ = ["KNOBS", "parse_overrides", "overrides_from_document", "load_schedule_file", "launch_schedules",
+           "describe_kernels", "format_document"]
+
+# knob -> (type, check, what it means)
+KNOBS = {
+    "threads_per_block": (int, lambda v: 32 <= v <= 1024 and v % 32 == 0, "a multiple of 32 in [32, 1024]"),
+    "row_registers": (int, lambda v: 0 <= v <= 128, "in [0, 128]"),
+    "row_prefetch": (bool, lambda v: True, "true or false"),
+    "row_unroll": (int, lambda v: 1 <= v <= 16, "in [1, 16]"),
+}
+
+
+def _check_knob(name: str, value, where: str):
+    if name not in KNOBS:
+        raise ValueError(f"{where}: unknown knob '{name}' (knobs: {', '.join(KNOBS)})")
+    kind, ok, meaning = KNOBS[name]
+    if kind is bool and not isinstance(value, bool) or kind is int and (isinstance(value, bool) or
+                                                                       not isinstance(value, int)):
+        raise ValueError(f"{where}: {name} must be {meaning}, not {value!r}")
+    if not ok(value):
+        raise ValueError(f"{where}: {name} must be {meaning}, not {value!r}")
+    return value
+
+
+def parse_overrides(text: str) -> dict[int, dict]:
+    """`0.row_prefetch=0,1.threads_per_block=512` -> {0: {"row_prefetch": False}, 1: {...}}."""
+    overrides: dict[int, dict] = {}
+    for item in filter(None, (t.strip() for t in text.split(","))):
+        target, eq, value = item.partition("=")
+        group, dot, knob = target.partition(".")
+        if not (eq and dot and group.isdigit()):
+            raise ValueError(f"schedule entry '{item}' is not GROUP.KNOB=VALUE")
+        kind = KNOBS.get(knob, (int,))[0]
+        if kind is bool:
+            if value not in ("0", "1", "true", "false"):
+                raise ValueError(f"schedule entry '{item}': {knob} takes 0 or 1")
+            parsed = value in ("1", "true")
+        else:
+            try:
+                parsed = int(value)
+            except ValueError:
+                raise ValueError(f"schedule entry '{item}': {knob} takes an integer") from None
+        overrides.setdefault(int(group), {})[knob] = _check_knob(knob, parsed, f"schedule entry '{item}'")
+    return overrides
+
+
+def _as_option_value(value) -> str:
+    return str(int(value)) if isinstance(value, bool) else str(value)
+
+
+def overrides_from_document(doc, source: str) -> str:
+    """The pass option string for a `--schedule` document (see the module docstring)."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("kernels"), list):
+        raise FusecError(f"{source}: a schedule is a JSON object with a \"kernels\" list (what --emit schedule prints)")
+    items = []
+    for i, kernel in enumerate(doc["kernels"]):
+        where = f"{source}: kernels[{i}]"
+        if not isinstance(kernel, dict) or not isinstance(kernel.get("group"), int) or isinstance(kernel["group"], bool):
+            raise FusecError(f"{where} needs an integer \"group\" (the kernel's fusion group)")
+        knobs = kernel.get("knobs", {})
+        if not isinstance(knobs, dict):
+            raise FusecError(f"{where}: \"knobs\" must be an object")
+        for name, value in knobs.items():
+            try:
+                _check_knob(name, value, where)
+            except ValueError as err:
+                raise FusecError(str(err)) from None
+            items.append(f"{kernel['group']}.{name}={_as_option_value(value)}")
+    return ",".join(items)
+
+
+def load_schedule_file(path: str) -> str:
+    """Read `--schedule FILE` into the pass option string; errors name the file (and line)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as err:
+        raise FusecError(f"cannot read the schedule {path}: {err.strerror}") from None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise FusecError(f"not JSON: {err.msg}", location=f"{path}:{err.lineno}:{err.colno}") from None
+    return overrides_from_document(doc, path)
+
+
+def launch_schedules(module) -> list[dict]:
+    """At the tiled stage: each kernel of the host function, in launch order, with the schedule its
+    gpu.launch recorded. The kernels are the gpu.launch ops and the top-level scf.parallel loops
+    (ops fusec does not fuse, lowered one kernel each)."""
+    from .mlir import ir
+
+    chosen = []
+    for func in module.body.operations:
+        if func.operation.name != "func.func" or not len(func.regions[0].blocks):
+            continue
+        for op in func.regions[0].blocks[0].operations:
+            if op.operation.name == "gpu.launch":
+                attr = ir.DictAttr(op.attributes["fusec.schedule"]) if "fusec.schedule" in op.attributes else None
+                chosen.append(_fields(attr) if attr is not None else {"schedule": "launch"})
+            elif op.operation.name == "scf.parallel":
+                chosen.append({"schedule": "loops", "note": "not a fusion group: the generic loop mapping"})
+    return chosen
+
+
+def describe_kernels(chosen: list[dict], manifest: dict, options) -> dict:
+    """The `--emit schedule` document: each launch of the manifest with its schedule (`chosen`, from
+    `launch_schedules` at the tiled stage) and the knobs that produced it."""
+    launches = [s for s in manifest["steps"] if s["op"] == "launch"]
+    if len(chosen) != len(launches):
+        raise FusecError(f"internal error: {len(chosen)} kernels at the tiled stage, {len(launches)} launches")
+    defaults = {"threads_per_block": options.threads_per_block, "row_registers": options.row_registers,
+                "row_prefetch": options.row_prefetch, "row_unroll": options.row_unroll}
+    overrides = parse_overrides(options.schedule)
+    kernels = []
+    for step, fields in zip(launches, chosen):
+        fields = dict(fields)
+        entry = {"kernel": step["kernel"], **({"group": fields.pop("group")} if "group" in fields else {}),
+                 "grid": step["grid"], "block": step["block"], **fields}
+        if "group" in entry:
+            entry["knobs"] = {**defaults, **overrides.get(entry["group"], {})}
+        order = ["kernel", "group", "schedule", "grid", "block"]
+        kernels.append({k: entry[k] for k in order if k in entry} | {k: v for k, v in entry.items() if k not in order})
+    return {"kernels": kernels}
+
+
+def format_document(doc: dict) -> str:
+    """The schedule document as JSON with one kernel per line (and its knobs on the next)."""
+    lines = []
+    for k in doc["kernels"]:
+        head = {key: v for key, v in k.items() if key != "knobs"}
+        text = "  " + json.dumps(head)
+        if "knobs" in k:
+            text = text[:-1] + ',\n   "knobs": ' + json.dumps(k["knobs"]) + "}"
+        lines.append(text)
+    return '{"kernels": [\n' + ",\n".join(lines) + "\n]}\n"
+
+
+def _fields(attr) -> dict:
+    from .mlir import ir
+
+    out = {}
+    for i in range(len(attr)):
+        named = attr[i]
+        a = named.attr
+        if isinstance(a, ir.BoolAttr):
+            out[named.name] = a.value
+        elif isinstance(a, ir.IntegerAttr):
+            out[named.name] = a.value
+        else:
+            out[named.name] = ir.StringAttr(a).value
+    return out
