@@ -39,6 +39,11 @@ for var in ("PATH", "HOME", "CUDA_HOME", "CUDA_PATH", "PYTHONPATH", "CUDA_VISIBL
         config.environment[var] = os.environ[var]
 
 
+# Tests see no user's tuning cache (`fusec tune` writes ~/.cache/fusec/tune.json): only the table
+# shipped with fusec, so a schedule a developer tuned cannot change what a test prints.
+config.environment["FUSEC_TUNE_CACHE"] = os.path.join(fusec_obj_root, "no-tune-cache.json")
+
+
 def find_tool(name):
     """The tool installed beside the Python that runs the tests, else the one on PATH."""
     dirs = [getattr(config, "fusec_tools_dir", None), os.path.dirname(config.python_executable)]

@@ -218,7 +218,8 @@ def cmd_compile(argv) -> int:
     if emit_schedule:
         from .schedule import describe_kernels, format_document
 
-        sys.stdout.write(format_document(describe_kernels(comp.schedules or [], comp.manifest, comp.options)))
+        sys.stdout.write(format_document(describe_kernels(comp.schedules or [], comp.manifest, comp.options,
+                                                          comp.tuned)))
     if args.emit:
         sys.stdout.write(comp.texts[args.emit])
         if not comp.texts[args.emit].endswith("\n"):
@@ -301,6 +302,7 @@ SUBCOMMANDS = {
     "check": "fusec.check:cmd_check",
     "fuzz": "fusec.fuzz:cmd_fuzz",
     "cache": "fusec.cache:cmd_cache",
+    "tune": "fusec.tune:cmd_tune",
 }
 
 

@@ -31,6 +31,7 @@ class Compilation:
     texts: dict = dataclasses.field(default_factory=dict)
     manifest: dict | None = None
     schedules: list | None = None  # cuda: each kernel's schedule, from the tiled stage (fusec.schedule)
+    tuned: dict = dataclasses.field(default_factory=dict)  # group -> the tuning table entry it used
     llvm_ir: str | None = None
     ptx: str | None = None
     parameters: list = dataclasses.field(default_factory=list)  # names of the trailing state inputs
@@ -61,6 +62,8 @@ def _run(comp: Compilation, start: str, stop: str, on_stage: Callable | None) ->
             comp.texts[stage.name] = _print(comp.module)
             if stage.name == "tiled" and comp.options.target == "cuda":
                 comp.schedules = launch_schedules(comp.module)
+            if stage.name == "fused":
+                _apply_tuned_schedules(comp)
             if stage.name == "linalg":
                 check_supported(comp)
             if stage.host_final:
@@ -76,6 +79,19 @@ def _run(comp: Compilation, start: str, stop: str, on_stage: Callable | None) ->
         if on_stage:
             on_stage(stage.name, comp.texts[stage.name])
     return comp
+
+
+def _apply_tuned_schedules(comp: Compilation) -> None:
+    """After the fused stage: the kernels a tuning table knows (fusec.tuning) get its knobs, unless
+    the compile has its own schedule or tuning is off."""
+    o = comp.options
+    if o.target != "cuda" or not o.tuning or o.schedule:
+        return
+    from .tuning import kernel_keys, lookup_overrides
+
+    overrides, comp.tuned = lookup_overrides(kernel_keys(comp.module), o.arch)
+    if overrides:
+        comp.options = dataclasses.replace(o, schedule=overrides)
 
 
 # Dialects the linalg stage may hold; anything else is an op fusec has no lowering for.

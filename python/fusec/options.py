@@ -37,6 +37,7 @@ class CompileOptions:
     row_prefetch: bool = True  # row kernels load the epilogue's inputs before the reductions
     row_unroll: int = 4  # vectors per thread per trip of a row loop (rows too long for registers)
     schedule: str = ""  # per-kernel knob overrides, GROUP.KNOB=VALUE,... (fusec.schedule; --schedule FILE)
+    tuning: bool = True  # without a schedule: use tuned schedules from the tuning tables (fusec.tuning)
 
     def __post_init__(self):
         if self.target not in TARGETS:

@@ -126,7 +126,7 @@ def launch_schedules(module) -> list[dict]:
     return chosen
 
 
-def describe_kernels(chosen: list[dict], manifest: dict, options) -> dict:
+def describe_kernels(chosen: list[dict], manifest: dict, options, tuned: dict | None = None) -> dict:
     """The `--emit schedule` document: each launch of the manifest with its schedule (`chosen`, from
     `launch_schedules` at the tiled stage) and the knobs that produced it."""
     launches = [s for s in manifest["steps"] if s["op"] == "launch"]
@@ -142,6 +142,8 @@ def describe_kernels(chosen: list[dict], manifest: dict, options) -> dict:
                  "grid": step["grid"], "block": step["block"], **fields}
         if "group" in entry:
             entry["knobs"] = {**defaults, **overrides.get(entry["group"], {})}
+            if tuned and entry["group"] in tuned:
+                entry["tuned"] = tuned[entry["group"]]
         order = ["kernel", "group", "schedule", "grid", "block"]
         kernels.append({k: entry[k] for k in order if k in entry} | {k: v for k, v in entry.items() if k not in order})
     return {"kernels": kernels}
@@ -151,10 +153,11 @@ def format_document(doc: dict) -> str:
     """The schedule document as JSON with one kernel per line (and its knobs on the next)."""
     lines = []
     for k in doc["kernels"]:
-        head = {key: v for key, v in k.items() if key != "knobs"}
+        head = {key: v for key, v in k.items() if key not in ("knobs", "tuned")}
         text = "  " + json.dumps(head)
         if "knobs" in k:
-            text = text[:-1] + ',\n   "knobs": ' + json.dumps(k["knobs"]) + "}"
+            text = text[:-1] + ',\n   "knobs": ' + json.dumps(k["knobs"]) + (
+                f', "tuned": {json.dumps(k["tuned"])}' if "tuned" in k else "") + "}"
         lines.append(text)
     return '{"kernels": [\n' + ",\n".join(lines) + "\n]}\n"
 

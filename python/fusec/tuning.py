@@ -1,0 +1,126 @@
+"""Tuned schedules: keys, shape buckets and the tables `fusec tune` writes and compiles read.
+
+A kernel is known by its *signature*: a hash of its fusion group's ops at the fused stage with the
+tensor shapes left out (the same RMSNorm at another size has the same signature). Its *bucket* is
+the shape class a schedule is tuned for. The policy, used both when tuning and when compiling:
+
+  - row kernels (a group with reductions): rows rounded up to a power of two, the row length exact
+    (threads per row, vectors per thread and the register budget all follow the row length);
+  - flat kernels (pointwise only): the element count rounded up to a power of two.
+
+A table entry is keyed `signature|bucket|gpu|fusec version` and holds the knobs that won (see
+`fusec.schedule.KNOBS`), the time they took and the heuristic's. `gpu` is the GPU's name when a
+CUDA device is present at compile time, else the `--arch` (entries record both, and a lookup
+tries the name first). Tables: the user's cache (`$FUSEC_TUNE_CACHE`, else
+`$XDG_CACHE_HOME/fusec/tune.json`, else `~/.cache/fusec/tune.json`), then the table shipped with
+fusec for the H200 (`fusec/data/tune-h200.json`). An unseen bucket compiles with the heuristic
+schedule: nothing ever waits on tuning.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import re
+
+from . import __version__
+from .diagnostics import FusecError
+
+__all__ = ["kernel_keys", "bucket_of", "cache_path", "load_table", "lookup_overrides", "SHIPPED_TABLE"]
+
+SHIPPED_TABLE = os.path.join(os.path.dirname(__file__), "data", "tune-h200.json")
+_DIMS = re.compile(r"(tensor|memref|vector)<([0-9x?]+x)?([a-z]\w*)")
+
+
+def bucket_of(shape: list[int], reduced_dims: list[int]) -> str:
+    if reduced_dims:
+        rows = math.prod(d for i, d in enumerate(shape) if i not in reduced_dims)
+        row = math.prod(shape[i] for i in reduced_dims)
+        return f"rows<={1 << max(0, (rows - 1).bit_length())},row={row}"
+    elements = math.prod(shape)
+    return f"elements<={1 << max(0, (elements - 1).bit_length())}"
+
+
+def _signature(group) -> str:
+    body = "\n".join(str(op) for op in group.regions[0].blocks[0].operations)
+    body = _DIMS.sub(lambda m: f"{m[1]}<{'?x' * m[0].count('x')}{m[3]}", body)
+    return hashlib.sha256(body.encode()).hexdigest()[:16]
+
+
+def kernel_keys(module) -> dict[int, tuple[str, str]]:
+    """At the fused stage: {group id: (signature, bucket)} for every fusec.group."""
+    from .mlir import ir
+
+    groups = []
+    module.operation.walk(lambda op: (groups.append(op) if op.name == "fusec.group" else None)
+                          or ir.WalkResult.ADVANCE)
+    keys = {}
+    for g in groups:
+        gid = ir.IntegerAttr(g.attributes["fusec.id"]).value
+        shape = list(ir.DenseI64ArrayAttr(g.attributes["shape"])) if "shape" in g.attributes else []
+        reduced = list(ir.DenseI64ArrayAttr(g.attributes["reduced_dims"])) if "reduced_dims" in g.attributes else []
+        keys[gid] = (_signature(g), bucket_of(shape, reduced))
+    return keys
+
+
+def cache_path() -> str:
+    if os.environ.get("FUSEC_TUNE_CACHE"):
+        return os.environ["FUSEC_TUNE_CACHE"]
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "fusec", "tune.json")
+
+
+def load_table(path: str) -> dict:
+    """{key: entry} of a table file; a missing file is an empty table, a damaged one an error."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except FileNotFoundError:
+        return {}
+    except (OSError, json.JSONDecodeError) as err:
+        raise FusecError(f"cannot read the tuning table {path}: {err}") from None
+    if not isinstance(doc, dict) or doc.get("format") != "fusec-tune/1" or not isinstance(doc.get("entries"), dict):
+        raise FusecError(f"{path} is not a fusec tuning table (format fusec-tune/1)")
+    return doc["entries"]
+
+
+def key(signature: str, bucket: str, gpu: str) -> str:
+    return f"{signature}|{bucket}|{gpu}|{__version__}"
+
+
+def gpu_names(arch: str) -> list[str]:
+    """The names a lookup tries: this machine's GPU (if it is of `arch`), then the arch itself."""
+    names = []
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            major, minor = torch.cuda.get_device_capability()
+            if f"sm_{major}{minor}" == arch:
+                names.append(torch.cuda.get_device_name())
+    except Exception:  # noqa: BLE001 - no usable GPU: look up by arch alone
+        pass
+    return names + [arch]
+
+
+def lookup_overrides(keys: dict, arch: str, tables: list[dict] | None = None) -> tuple[str, dict]:
+    """(the `schedule` option string, {group: where its knobs came from}) for the groups whose
+    (signature, bucket) a table knows; groups it does not know keep the heuristic."""
+    from .schedule import KNOBS
+
+    if tables is None:
+        tables = [(cache_path(), load_table(cache_path())), (SHIPPED_TABLE, load_table(SHIPPED_TABLE))]
+    items, found = [], {}
+    for gid, (sig, bucket) in sorted(keys.items()):
+        for name in gpu_names(arch):
+            hit = next(((path, t[key(sig, bucket, name)]) for path, t in tables if key(sig, bucket, name) in t), None)
+            if hit:
+                path, entry = hit
+                for knob, value in sorted(entry.get("knobs", {}).items()):
+                    if knob in KNOBS:
+                        items.append(f"{gid}.{knob}={int(value) if isinstance(value, bool) else value}")
+                found[gid] = f"{os.path.basename(path)}: {key(sig, bucket, name)}"
+                break
+    return ",".join(items), found
