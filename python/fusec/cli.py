@@ -4,7 +4,8 @@
     fusec MODEL.py --emit linalg          print the IR of one stage
     fusec MODEL.py --dump-dir out/        write every stage to out/NN-stage.*
     fusec run MODEL.py                    compile, launch on the GPU, compare with PyTorch eager
-    fusec check | explain | bench | fuzz  see `fusec NAME --help`
+    fusec MODEL.py --emit schedule        each kernel's schedule (JSON; --schedule FILE reads it back)
+    fusec check | explain | bench | fuzz | tune | cache    see `fusec NAME --help`
 """
 
 from __future__ import annotations
@@ -49,7 +50,8 @@ def _compile_parser() -> argparse.ArgumentParser:
                     "Subcommands: `fusec run MODEL.py` compiles, runs on the GPU and compares with eager;\n"
                     "`fusec check MODEL.py` lists the model's ATen ops and which ones fusec can compile;\n"
                     "`fusec explain MODEL.py` prints the traffic table, the kernels and every fusion\n"
-                    "decision (`fusec run --help`, `fusec explain --help`).\n\nStages:\n" + _stage_help())
+                    "decision; `fusec tune MODEL.py` tunes each kernel's schedule on the GPU; also\n"
+                    "`fusec bench`, `fusec fuzz`, `fusec cache` (`fusec NAME --help`).\n\nStages:\n" + _stage_help())
     p.add_argument("input", metavar="INPUT", help="MODEL.py or FILE.mlir")
     p.add_argument("-o", "--output", metavar="FILE.ptx",
                    help="write PTX (--target cpu: the llvm-dialect module, FILE.mlir) here and the "
