@@ -466,32 +466,13 @@ def _row_registers(members, reductions, outputs, made, lanes, max_elements, pref
         for z in reductions:
             element_type = ir.MemRefType(z.out.type).element_type
             comb_name = combiner(z.op).name
-            acc = kernel.widen(_identity(comb_name, element_type), lanes)
-            for point, valid in slots:
-                x, comb = kernel.element_of_reduction(z, point, lanes)
-                folded = ir.Operation.create(comb.name, results=[acc.type], operands=[acc, x],
-                                             attributes=_attributes(comb)).result
-                acc = arith.SelectOp(valid, folded, acc).result if valid is not None else folded
-            if lanes > 1:
-                acc = vector.ReductionOp(element_type, ir.Attribute.parse(f"#vector.kind<{_VECTOR_KIND[comb_name]}>"),
-                                         acc).result
-            total = _all_reduce(acc, comb_name)
-            start = kernel.value(z.sources[-1], z.out, _apply(indexing_maps(z.op)[-1], row + [_const(0)] * len(cols)))
-            kernel.registers[z] = ir.Operation.create(comb_name, results=[element_type], operands=[start, total],
-                                                      attributes=_attributes(combiner(z.op))).result
+            acc = _fold(kernel, z, slots, kernel.widen(_identity(comb_name, element_type), lanes), lanes)
+            _finish_reduction(kernel, z, acc, lanes, row, cols)
         row_outputs = [(b, w) for b, w in outputs if w.shape == full and w.kind != "reduction"]
         for point, valid in slots:
             index = _apply(in_map, point)
-            values = [kernel.widen(kernel.value(w, b, index, lanes), lanes) for b, w in row_outputs]
-            if valid is not None:
-                branch = scf.IfOp(valid)
-                with ir.InsertionPoint(branch.then_block):
-                    for (buf, _), value in zip(row_outputs, values):
-                        kernel.store(value, buf, index)
-                    scf.YieldOp([])
-            else:
-                for (buf, _), value in zip(row_outputs, values):
-                    kernel.store(value, buf, index)
+            _store_where(kernel, valid, row_outputs, [kernel.widen(kernel.value(w, b, index, lanes), lanes)
+                                                      for b, w in row_outputs], index)
         _store_row_values(kernel, tx, row, rows, cols, outputs, row_outputs, per_row)
         gpu.TerminatorOp()
 
@@ -534,6 +515,43 @@ def _prefetch(kernel, members, reductions, slots, full, in_map, lanes, threads) 
         for buf, m in wanted.values():
             kernel.load(buf, _apply(m, point), _lanes_of(m, lanes))
     return True
+
+
+def _fold(kernel, z, slots, acc, lanes):
+    """`acc` with reduction `z`'s elements at every slot folded in (a masked slot leaves it as is)."""
+    for point, valid in slots:
+        x, comb = kernel.element_of_reduction(z, point, lanes)
+        folded = ir.Operation.create(comb.name, results=[acc.type], operands=[acc, x],
+                                     attributes=_attributes(comb)).result
+        acc = arith.SelectOp(valid, folded, acc).result if valid is not None else folded
+    return acc
+
+
+def _finish_reduction(kernel, z, acc, lanes, row, cols) -> None:
+    """Fold the lanes of a thread's accumulator, combine the threads, add the reduction's initial
+    value: the row's result, kept in a register for the epilogue."""
+    comb_name = combiner(z.op).name
+    element_type = ir.MemRefType(z.out.type).element_type
+    if lanes > 1:
+        acc = vector.ReductionOp(element_type, ir.Attribute.parse(f"#vector.kind<{_VECTOR_KIND[comb_name]}>"),
+                                 acc).result
+    total = _all_reduce(acc, comb_name)
+    start = kernel.value(z.sources[-1], z.out, _apply(indexing_maps(z.op)[-1], row + [_const(0)] * len(cols)))
+    kernel.registers[z] = ir.Operation.create(comb_name, results=[element_type], operands=[start, total],
+                                              attributes=_attributes(combiner(z.op))).result
+
+
+def _store_where(kernel, valid, row_outputs, values, index) -> None:
+    """Store each value into its output buffer at `index`; only where `valid` holds, if given."""
+    if valid is None:
+        for (buf, _), value in zip(row_outputs, values):
+            kernel.store(value, buf, index)
+        return
+    branch = scf.IfOp(valid)
+    with ir.InsertionPoint(branch.then_block):
+        for (buf, _), value in zip(row_outputs, values):
+            kernel.store(value, buf, index)
+        scf.YieldOp([])
 
 
 def _all_reduce(value, comb_name: str):
@@ -610,23 +628,9 @@ def _row_kernel(members, reductions, outputs, threads, made, lanes=1, unroll=4):
                 if j is not None and z.sources[j] is None:  # this trip's loads first, together
                     for point, _ in slots:
                         kernel.load(z.inputs[j], _apply(m, point), _lanes_of(m, lanes))
-                acc = loop.inner_iter_args[0]
-                for point, valid in slots:
-                    x, comb = kernel.element_of_reduction(z, point, lanes)
-                    folded = ir.Operation.create(comb.name, results=[acc.type], operands=[acc, x],
-                                                 attributes=_attributes(comb)).result
-                    acc = arith.SelectOp(valid, folded, acc).result if valid is not None else folded
-                scf.YieldOp([acc])
-            acc = loop.results[0]
-            if lanes > 1:
-                acc = vector.ReductionOp(element_type, ir.Attribute.parse(f"#vector.kind<{_VECTOR_KIND[comb_name]}>"),
-                                         acc).result
-            total = _all_reduce(acc, comb_name)
+                scf.YieldOp([_fold(kernel, z, slots, loop.inner_iter_args[0], lanes)])
             kernel.cache = {}
-            start = kernel.value(z.sources[-1], z.out, _apply(indexing_maps(z.op)[-1], row + [_const(0)] * len(cols)))
-            kernel.registers[z] = ir.Operation.create(comb_name, results=[element_type], operands=[start, total],
-                                                      attributes=_attributes(combiner(z.op))
-                                                      ).result
+            _finish_reduction(kernel, z, loop.results[0], lanes, row, cols)
         row_outputs = [(b, w) for b, w in outputs if w.shape == full and w.kind != "reduction"]
         if row_outputs:
             loop = scf.ForOp(tx, c_end, c_stride)
@@ -638,16 +642,7 @@ def _row_kernel(members, reductions, outputs, threads, made, lanes=1, unroll=4):
                     index = _apply(in_map, point)
                     values.append([kernel.widen(kernel.value(w, b, index, lanes), lanes) for b, w in row_outputs])
                 for (point, valid), vals in zip(slots, values):
-                    index = _apply(in_map, point)
-                    if valid is not None:
-                        branch = scf.IfOp(valid)
-                        with ir.InsertionPoint(branch.then_block):
-                            for (buf, _), value in zip(row_outputs, vals):
-                                kernel.store(value, buf, index)
-                            scf.YieldOp([])
-                    else:
-                        for (buf, _), value in zip(row_outputs, vals):
-                            kernel.store(value, buf, index)
+                    _store_where(kernel, valid, row_outputs, vals, _apply(in_map, point))
                 scf.YieldOp([])
         kernel.cache = {}
         _store_row_values(kernel, tx, row, rows, cols, outputs, row_outputs, per_row)
