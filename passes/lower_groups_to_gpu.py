@@ -40,6 +40,8 @@ from torch_mlir.dialects import arith, gpu, memref, scf, vector
 from fusec.schedule import parse_overrides
 
 from .classify_ops import classify, combiner, full_input, indexing_maps
+from .group_kernel import (Kernel, Unsupported, analyse, apply_map, attributes, const, delinearize,
+                           element_bytes, identity, lanes_of)
 
 FLAG = "fusec-lower-groups-to-gpu"
 SUMMARY = "Lower each fused group of linalg ops on buffers to one gpu.launch (row or flat schedule)"
@@ -61,217 +63,6 @@ _ALL_REDUCE = {"arith.addf": "add", "arith.addi": "add", "arith.mulf": "mul", "a
                "arith.minnumf": "minnumf", "arith.maxsi": "maxsi", "arith.minsi": "minsi",
                "arith.maxui": "maxui", "arith.minui": "minui", "arith.andi": "and", "arith.ori": "or",
                "arith.xori": "xor"}
-
-
-class Unsupported(Exception):
-    """The group does not fit a schedule; its ops are left for the generic loop lowering."""
-
-
-def _identity(combiner_name: str, element_type):
-    if isinstance(element_type, ir.FloatType):
-        value = {"arith.addf": 0.0, "arith.mulf": 1.0, "arith.maximumf": -math.inf, "arith.maxnumf": -math.inf,
-                 "arith.minimumf": math.inf, "arith.minnumf": math.inf}.get(combiner_name)
-        if value is None:
-            raise Unsupported(f"no identity for {combiner_name}")
-        return arith.ConstantOp(element_type, ir.FloatAttr.get(element_type, value)).result
-    width = ir.IntegerType(element_type).width
-    value = {"arith.addi": 0, "arith.muli": 1, "arith.ori": 0, "arith.xori": 0, "arith.andi": -1,
-             "arith.maxsi": -(1 << (width - 1)), "arith.minsi": (1 << (width - 1)) - 1,
-             "arith.maxui": 0, "arith.minui": -1}.get(combiner_name)
-    if value is None:
-        raise Unsupported(f"no identity for {combiner_name}")
-    return arith.ConstantOp(element_type, ir.IntegerAttr.get(element_type, value)).result
-
-
-def _attributes(op) -> dict:
-    return {name: op.attributes[name] for name in (a if isinstance(a, str) else a.name for a in op.attributes)}
-
-
-def _const(n: int):
-    return arith.ConstantOp(ir.IndexType.get(), n).result
-
-
-def _apply(m, point):
-    """Evaluate a projected-permutation map (with constant-0 results) at index values `point`."""
-    out = []
-    for e in m.results:
-        text = str(e)
-        if text.startswith("d") and text[1:].isdigit():
-            out.append(point[int(text[1:])])
-        elif text.lstrip("-").isdigit():
-            out.append(_const(int(text)))
-        else:
-            raise Unsupported(f"index expression {text}")
-    return out
-
-
-def _delinearize(linear, extents):
-    """Row-major multi-index of `linear` over `extents`."""
-    idx, rest = [], linear
-    for i, extent in enumerate(reversed(extents)):
-        if i == len(extents) - 1:
-            idx.append(rest)
-        else:
-            c = _const(extent)
-            idx.append(arith.RemUIOp(rest, c).result)
-            rest = arith.DivUIOp(rest, c).result
-    return list(reversed(idx))
-
-
-class _Member:
-    def __init__(self, op):
-        self.op = op
-        view = op.opview
-        self.inputs = list(view.inputs)
-        self.n_inputs = len(self.inputs)
-        if len(view.outputs) != 1:
-            raise Unsupported("an op with several outputs")
-        self.out = view.outputs[0]
-        self.kind = classify(op).kind
-        if self.kind in ("pointwise", "broadcast"):
-            out_map = indexing_maps(op)[-1]
-            if out_map != ir.AffineMap.get_identity(out_map.n_dims, context=out_map.context):
-                raise Unsupported("a pointwise op that writes through a permutation")
-        self.shape = tuple(ir.MemRefType(self.out.type).shape)
-        self.sources: list = []  # per operand: the earlier member whose version it reads, or None
-
-
-def _lanes_of(m, lanes: int) -> int:
-    """How many consecutive elements an access through map `m` reads when its op's innermost loop
-    dim is vectorized `lanes` wide: all of them (the dim is the operand's innermost), or 1 (the
-    operand does not vary along it: a scalar, broadcast at use)."""
-    if lanes == 1:
-        return 1
-    inner = f"d{m.n_dims - 1}"
-    results = [str(e) for e in m.results]
-    if inner not in results:
-        return 1
-    if results[-1] != inner:
-        raise Unsupported("the vectorized dim is not the operand's innermost")
-    return lanes
-
-
-def _is_vector(value) -> bool:
-    return isinstance(value.type, ir.VectorType)
-
-
-class _Kernel:
-    """Builds the body of one gpu.launch for a group. Values are scalars, or vectors of `lanes`
-    consecutive elements along the innermost loop dim (128-bit loads and stores)."""
-
-    def __init__(self, lanes: int = 1):
-        self.lanes = lanes
-        self.registers = {}  # reduction member -> its value for the current row
-        self.cache = {}
-
-    def load(self, operand, index, lanes: int):
-        """A load, once per element per kernel phase: a value read again (by the epilogue, say) is
-        the register it was loaded into."""
-        key = (operand, tuple(index), lanes)
-        if key not in self.cache:
-            if lanes == 1:
-                self.cache[key] = memref.LoadOp(operand, index).result
-            else:
-                element = ir.MemRefType(operand.type).element_type
-                self.cache[key] = vector.LoadOp(ir.VectorType.get([lanes], element), operand, index,
-                                                alignment=min(16, lanes * _bytes(element))).result
-        return self.cache[key]
-
-    def store(self, value, operand, index):
-        if _is_vector(value):
-            element = ir.MemRefType(operand.type).element_type
-            vector.StoreOp(value, operand, index, alignment=min(16, self.lanes * _bytes(element)))
-        else:
-            memref.StoreOp(value, operand, index)
-
-    def widen(self, value, lanes: int):
-        """`value` as a vector of `lanes` (a scalar is broadcast)."""
-        if lanes == 1 or _is_vector(value):
-            return value
-        return vector.BroadcastOp(ir.VectorType.get([lanes], value.type), value).result
-
-    def value(self, source, operand, index, lanes: int = 1):
-        """`lanes` elements of `operand` from `index`: from memory, or computed by the member `source`."""
-        if source is None:
-            return self.load(operand, index, lanes)
-        if source.kind == "fill":
-            return source.inputs[0]
-        if source.kind == "reduction":
-            if source not in self.registers:
-                raise Unsupported("a reduced value is read before it is computed")
-            return self.registers[source]
-        return self.evaluate(source, index, lanes)
-
-    def evaluate(self, member, index, lanes: int = 1):
-        """The element(s) of a pointwise member's output at `index` (its iteration point)."""
-        key = (id(member), tuple(index), lanes)
-        if key in self.cache:
-            return self.cache[key]
-        op = member.op
-        maps = indexing_maps(op)
-        block = op.regions[0].blocks[0]
-        mapping = {}
-        for j, arg in enumerate(block.arguments):
-            if j < member.n_inputs:
-                mapping[arg] = self.value(member.sources[j], member.inputs[j], _apply(maps[j], index),
-                                          _lanes_of(maps[j], lanes))
-            elif len(list(arg.uses)):
-                mapping[arg] = self.value(member.sources[j], member.out, _apply(maps[j], index),
-                                          _lanes_of(maps[j], lanes))
-        result = self._clone_body(op, mapping, lanes)
-        self.cache[key] = result
-        return result
-
-    def element_of_reduction(self, member, point, lanes: int = 1):
-        """The element(s) folded into the accumulator at iteration point `point`, and the combiner."""
-        op = member.op
-        comb = combiner(op)
-        maps = indexing_maps(op)
-        block = op.regions[0].blocks[0]
-        acc = block.arguments[len(block.arguments) - 1]
-        mapping = {}
-        for j in range(member.n_inputs):
-            mapping[block.arguments[j]] = self.value(member.sources[j], member.inputs[j],
-                                                     _apply(maps[j], point), _lanes_of(maps[j], lanes))
-        x = comb.operands[1] if comb.operands[0] == acc else comb.operands[0]
-        return self.widen(self._clone_body(op, mapping, lanes, stop=comb, want=x), lanes), comb
-
-    def _clone_body(self, op, mapping, lanes: int = 1, stop=None, want=None):
-        """Clone the scalar body of a linalg op; an op with a vector operand computes on vectors
-        (every body op is elementwise), its scalar operands broadcast."""
-        for inner in op.regions[0].blocks[0].operations:
-            if inner.name == "linalg.yield" or (stop is not None and inner == stop):
-                break
-            if inner.name == "linalg.index" or len(inner.regions):
-                raise Unsupported(f"'{inner.name}' in a body")
-            operands = [mapping.get(v, v) for v in inner.operands]
-            wide = lanes > 1 and any(_is_vector(v) for v in operands)
-            if wide:
-                operands = [self.widen(v, lanes) for v in operands]
-            results = [ir.VectorType.get([lanes], r.type) if wide else r.type for r in inner.results]
-            new = ir.Operation.create(inner.name, results=results, operands=operands,
-                                      attributes=_attributes(inner), loc=inner.location)
-            for old, fresh in zip(inner.results, new.results):
-                mapping[old] = fresh
-        if want is not None:
-            return mapping.get(want, want)
-        terminator = list(op.regions[0].blocks[0].operations)[-1]
-        return mapping.get(terminator.operands[0], terminator.operands[0])
-
-
-def _bytes(element_type) -> int:
-    return max(1, getattr(element_type, "width", 8) // 8)
-
-
-def _analyse(ops):
-    members = [_Member(op) for op in ops]
-    latest = {}
-    for m in members:
-        if m.kind not in ("pointwise", "broadcast", "fill", "reduction"):
-            raise Unsupported(f"{m.kind} op")
-        m.sources = [latest.get(v) for v in m.inputs] + [latest.get(m.out)]
-        latest[m.out] = m
-    return members, latest
 
 
 def _outputs(latest, group_ops):
@@ -318,13 +109,13 @@ def _check_order(group_ops, members, latest) -> None:
 def _vector_lanes(members, outputs) -> int:
     """Elements per 128-bit access of the narrowest buffer the group touches (1: not vectorized)."""
     buffers = [v for m in members for v in m.inputs + [m.out] if isinstance(v.type, ir.MemRefType)]
-    widths = {_bytes(ir.MemRefType(b.type).element_type) for b in buffers}
+    widths = {element_bytes(ir.MemRefType(b.type).element_type) for b in buffers}
     return 16 // min(widths) if widths and 16 % min(widths) == 0 else 1
 
 
 def lower_group(group_ops, threads: int, row_registers: int = 32, row_prefetch: bool = True,
                 row_unroll: int = 4, gid: int = 0) -> None:
-    members, latest = _analyse(group_ops)
+    members, latest = analyse(group_ops)
     _check_order(group_ops, members, latest)
     outputs = _outputs(latest, group_ops)
     reductions = [m for m in members if m.kind == "reduction"]
@@ -363,8 +154,8 @@ def lower_group(group_ops, threads: int, row_registers: int = 32, row_prefetch: 
 
 
 def _launch(grid: int, block: int, made: list):
-    one = _const(1)
-    launch = gpu.LaunchOp((_const(grid), one, one), (_const(block), one, one))
+    one = const(1)
+    launch = gpu.LaunchOp((const(grid), one, one), (const(block), one, one))
     made.append(launch)
     return launch.regions[0].blocks[0]
 
@@ -416,9 +207,9 @@ def _squeezed(shape) -> list:
 def _per_row_index(writer, per_row, row, rows, n_cols):
     """Where a per-row output (one value per row: a mean, or a sum broadcast to [rows, 1]) is stored."""
     if writer.shape in per_row:
-        return _apply(indexing_maps(per_row[writer.shape].op)[-1], row + [_const(0)] * n_cols)
+        return apply_map(indexing_maps(per_row[writer.shape].op)[-1], row + [const(0)] * n_cols)
     big = iter(r for r, extent in zip(row, rows) if extent != 1)
-    return [next(big) if d != 1 else _const(0) for d in writer.shape]
+    return [next(big) if d != 1 else const(0) for d in writer.shape]
 
 
 _VECTORS_PER_THREAD = 4  # the target: enough bytes in flight per thread, few enough registers
@@ -446,31 +237,31 @@ def _row_registers(members, reductions, outputs, made, lanes, max_elements, pref
         raise Unsupported(f"a row of {math.prod(cols)} does not fit in registers")
     body = _launch(n_rows, threads, made)
     bx, tx = body.arguments[0], body.arguments[3]
-    kernel = _Kernel(lanes)
+    kernel = Kernel(lanes)
     with ir.InsertionPoint(body):
-        row = _delinearize(bx, list(rows)) if rows else []
+        row = delinearize(bx, list(rows)) if rows else []
         # The thread's slots: vector v = tx + j * threads of the row. The last slot may run past the
         # row: it loads the row's last vector instead (always in bounds) and is masked out.
         slots = []
         for j in range(per_thread):
-            v = arith.AddIOp(tx, _const(j * threads)).result if j else tx
+            v = arith.AddIOp(tx, const(j * threads)).result if j else tx
             valid = None
             if (j + 1) * threads > n_vectors:
-                valid = arith.CmpIOp(arith.CmpIPredicate.ult, v, _const(n_vectors)).result
-                v = arith.MinUIOp(v, _const(n_vectors - 1)).result
-            col = arith.MulIOp(v, _const(lanes)).result if lanes > 1 else v
-            slots.append((row + _delinearize(col, list(cols)), valid))
+                valid = arith.CmpIOp(arith.CmpIPredicate.ult, v, const(n_vectors)).result
+                v = arith.MinUIOp(v, const(n_vectors - 1)).result
+            col = arith.MulIOp(v, const(lanes)).result if lanes > 1 else v
+            slots.append((row + delinearize(col, list(cols)), valid))
         prefetched = prefetch and _prefetch(kernel, members, reductions, slots, full, in_map, lanes, threads)
         _describe(body, schedule="row_registers", rows=n_rows, row_length=math.prod(cols), threads=threads,
                   lanes=lanes, vectors_per_thread=per_thread, prefetch=bool(prefetched))
         for z in reductions:
             element_type = ir.MemRefType(z.out.type).element_type
             comb_name = combiner(z.op).name
-            acc = _fold(kernel, z, slots, kernel.widen(_identity(comb_name, element_type), lanes), lanes)
+            acc = _fold(kernel, z, slots, kernel.widen(identity(comb_name, element_type), lanes), lanes)
             _finish_reduction(kernel, z, acc, lanes, row, cols)
         row_outputs = [(b, w) for b, w in outputs if w.shape == full and w.kind != "reduction"]
         for point, valid in slots:
-            index = _apply(in_map, point)
+            index = apply_map(in_map, point)
             _store_where(kernel, valid, row_outputs, [kernel.widen(kernel.value(w, b, index, lanes), lanes)
                                                       for b, w in row_outputs], index)
         _store_row_values(kernel, tx, row, rows, cols, outputs, row_outputs, per_row)
@@ -508,12 +299,12 @@ def _prefetch(kernel, members, reductions, slots, full, in_map, lanes, threads) 
             if m.sources[j] is None and isinstance(buf.type, ir.MemRefType) \
                     and tuple(ir.MemRefType(buf.type).shape) == full:
                 wanted.setdefault((buf, str(maps[j])), (buf, maps[j]))
-    words = sum(_lanes_of(m, lanes) * _bytes(ir.MemRefType(buf.type).element_type) for buf, m in wanted.values())
+    words = sum(lanes_of(m, lanes) * element_bytes(ir.MemRefType(buf.type).element_type) for buf, m in wanted.values())
     if -(-words // 4) * len(slots) > _data_register_budget(threads):
         return False
     for point, _ in slots:
         for buf, m in wanted.values():
-            kernel.load(buf, _apply(m, point), _lanes_of(m, lanes))
+            kernel.load(buf, apply_map(m, point), lanes_of(m, lanes))
     return True
 
 
@@ -522,7 +313,7 @@ def _fold(kernel, z, slots, acc, lanes):
     for point, valid in slots:
         x, comb = kernel.element_of_reduction(z, point, lanes)
         folded = ir.Operation.create(comb.name, results=[acc.type], operands=[acc, x],
-                                     attributes=_attributes(comb)).result
+                                     attributes=attributes(comb)).result
         acc = arith.SelectOp(valid, folded, acc).result if valid is not None else folded
     return acc
 
@@ -536,9 +327,9 @@ def _finish_reduction(kernel, z, acc, lanes, row, cols) -> None:
         acc = vector.ReductionOp(element_type, ir.Attribute.parse(f"#vector.kind<{_VECTOR_KIND[comb_name]}>"),
                                  acc).result
     total = _all_reduce(acc, comb_name)
-    start = kernel.value(z.sources[-1], z.out, _apply(indexing_maps(z.op)[-1], row + [_const(0)] * len(cols)))
+    start = kernel.value(z.sources[-1], z.out, apply_map(indexing_maps(z.op)[-1], row + [const(0)] * len(cols)))
     kernel.registers[z] = ir.Operation.create(comb_name, results=[element_type], operands=[start, total],
-                                              attributes=_attributes(combiner(z.op))).result
+                                              attributes=attributes(combiner(z.op))).result
 
 
 def _store_where(kernel, valid, row_outputs, values, index) -> None:
@@ -570,7 +361,7 @@ def _store_row_values(kernel, tx, row, rows, cols, outputs, row_outputs, per_row
     scalar_outputs = [(b, w) for b, w in outputs if (b, w) not in row_outputs]
     if not scalar_outputs:
         return
-    is_first = arith.CmpIOp(arith.CmpIPredicate.eq, tx, _const(0)).result
+    is_first = arith.CmpIOp(arith.CmpIPredicate.eq, tx, const(0)).result
     branch = scf.IfOp(is_first)
     with ir.InsertionPoint(branch.then_block):
         kernel.cache = {}  # values computed here stay here
@@ -596,30 +387,30 @@ def _row_kernel(members, reductions, outputs, threads, made, lanes=1, unroll=4):
     stride = block_threads * unroll
     body = _launch(n_rows, block_threads, made)
     bx, tx = body.arguments[0], body.arguments[3]
-    kernel = _Kernel(lanes)
+    kernel = Kernel(lanes)
 
     def slots_of(iv):
         """The trip's vectors: (iteration point, in-row flag or None). The first is always in the
         row (the loop runs while it is); a later one past the end loads the row's last vector."""
         slots = []
         for j in range(unroll):
-            v, valid = (arith.AddIOp(iv, _const(j * block_threads)).result if j else iv), None
+            v, valid = (arith.AddIOp(iv, const(j * block_threads)).result if j else iv), None
             if j and n_vectors % stride:
-                valid = arith.CmpIOp(arith.CmpIPredicate.ult, v, _const(n_vectors)).result
-                v = arith.MinUIOp(v, _const(n_vectors - 1)).result
-            col = arith.MulIOp(v, _const(lanes)).result if lanes > 1 else v
-            slots.append((row + _delinearize(col, list(cols)), valid))
+                valid = arith.CmpIOp(arith.CmpIPredicate.ult, v, const(n_vectors)).result
+                v = arith.MinUIOp(v, const(n_vectors - 1)).result
+            col = arith.MulIOp(v, const(lanes)).result if lanes > 1 else v
+            slots.append((row + delinearize(col, list(cols)), valid))
         return slots
 
     _describe(body, schedule="row_loop", rows=n_rows, row_length=math.prod(cols), threads=block_threads,
               lanes=lanes, unroll=unroll)
     with ir.InsertionPoint(body):
-        row = _delinearize(bx, list(rows)) if rows else []
-        c_end, c_stride = _const(n_vectors), _const(stride)
+        row = delinearize(bx, list(rows)) if rows else []
+        c_end, c_stride = const(n_vectors), const(stride)
         for z in reductions:
             element_type = ir.MemRefType(z.out.type).element_type
             comb_name = combiner(z.op).name
-            init = kernel.widen(_identity(comb_name, element_type), lanes)
+            init = kernel.widen(identity(comb_name, element_type), lanes)
             loop = scf.ForOp(tx, c_end, c_stride, [init])
             with ir.InsertionPoint(loop.body):
                 kernel.cache = {}
@@ -627,7 +418,7 @@ def _row_kernel(members, reductions, outputs, threads, made, lanes=1, unroll=4):
                 j, m = full_input(z.op)
                 if j is not None and z.sources[j] is None:  # this trip's loads first, together
                     for point, _ in slots:
-                        kernel.load(z.inputs[j], _apply(m, point), _lanes_of(m, lanes))
+                        kernel.load(z.inputs[j], apply_map(m, point), lanes_of(m, lanes))
                 scf.YieldOp([_fold(kernel, z, slots, loop.inner_iter_args[0], lanes)])
             kernel.cache = {}
             _finish_reduction(kernel, z, loop.results[0], lanes, row, cols)
@@ -639,10 +430,10 @@ def _row_kernel(members, reductions, outputs, threads, made, lanes=1, unroll=4):
                 slots = slots_of(loop.induction_variable)
                 values = []
                 for point, valid in slots:
-                    index = _apply(in_map, point)
+                    index = apply_map(in_map, point)
                     values.append([kernel.widen(kernel.value(w, b, index, lanes), lanes) for b, w in row_outputs])
                 for (point, valid), vals in zip(slots, values):
-                    _store_where(kernel, valid, row_outputs, vals, _apply(in_map, point))
+                    _store_where(kernel, valid, row_outputs, vals, apply_map(in_map, point))
                 scf.YieldOp([])
         kernel.cache = {}
         _store_row_values(kernel, tx, row, rows, cols, outputs, row_outputs, per_row)
@@ -663,14 +454,14 @@ def _flat_kernel(members, reductions, outputs, threads, made, lanes=1):
     body = _launch(-(-total // threads), threads, made)
     _describe(body, schedule="flat", elements=math.prod(shape), threads=threads, lanes=lanes)
     bx, tx = body.arguments[0], body.arguments[3]
-    kernel = _Kernel(lanes)
+    kernel = Kernel(lanes)
     with ir.InsertionPoint(body):
-        linear = arith.AddIOp(arith.MulIOp(bx, _const(threads)).result, tx).result
-        inside = arith.CmpIOp(arith.CmpIPredicate.ult, linear, _const(total)).result
+        linear = arith.AddIOp(arith.MulIOp(bx, const(threads)).result, tx).result
+        inside = arith.CmpIOp(arith.CmpIPredicate.ult, linear, const(total)).result
         branch = scf.IfOp(inside)
         with ir.InsertionPoint(branch.then_block):
-            first = arith.MulIOp(linear, _const(lanes)).result if lanes > 1 else linear
-            point = _delinearize(first, list(shape)) if shape else []
+            first = arith.MulIOp(linear, const(lanes)).result if lanes > 1 else linear
+            point = delinearize(first, list(shape)) if shape else []
             for buf, writer in outputs:
                 kernel.store(kernel.widen(kernel.value(writer, buf, point, lanes), lanes), buf, point)
             scf.YieldOp([])
