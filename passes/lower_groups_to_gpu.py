@@ -7,25 +7,34 @@ Every element of a member is computed from its linalg.generic body (the op's sca
 evaluated where a consumer needs it: pointwise producers are recomputed at each use (rule 5 of the
 cost model decided that was cheap), reduced values live in a register per row.
 
-Two schedules:
-  row   (groups with reductions over the innermost dims) one block per row, threads striding over
-        the row; each reduction accumulates per thread, then `gpu.all_reduce` combines the block's
-        partial results; the epilogue then runs over the row again and stores the outputs.
-  flat  (pointwise groups) one thread per element of the output.
-A group neither fits (a column reduction, mixed output shapes) keeps its ops, which the generic
+Three schedules, tried in this order (the first that fits the group wins):
+  row_registers (groups with reductions over the innermost dims) one block per row, its threads
+        chosen from the row length (`row_threads`); each thread loads its slice of the row once, in
+        128-bit vectors, and keeps it in registers for every reduction and the epilogue; the rows
+        only the epilogue reads are loaded before the first reduction when registers allow
+        (`_prefetch`); lanes are folded, then `gpu.all_reduce` combines the block's threads.
+  row_loop  (rows longer than `row-registers` elements per thread) one block per row, threads
+        striding over the row once per reduction and again for the epilogue, `row-unroll` vectors
+        per thread per trip.
+  flat  (pointwise groups) one thread per vector of the output.
+The kernel bodies are built by `group_kernel.Kernel`. Each gpu.launch records the schedule it got
+(`fusec.schedule`: `fusec --emit schedule` prints it), and the `schedule` option changes one
+group's knobs (`fusec --schedule FILE`, `fusec tune`).
+A group that fits none (a column reduction, mixed output shapes) keeps its ops, which the generic
 loop mapping lowers afterwards: correct, but not fused.
 
 Before:
     linalg.fill ins(%cst) outs(%acc : memref<8x1xf32>) {fusec.group = 0}
     linalg.generic {reduction} ins(%x) outs(%acc) {fusec.group = 0}
     linalg.generic {pointwise} ins(%x, %acc, %w) outs(%out) {fusec.group = 0}
-After:
+After (row_registers, 8 x 4096 floats: 256 threads, 4 vectors of 4 each):
     gpu.launch blocks(%bx, ...) in (%c8, %c1, %c1) threads(%tx, ...) in (%c256, %c1, %c1) {
-      %part = scf.for %k = %tx to %c4096 step %c256 iter_args(%a = %zero) -> (f32) { ... }
-      %sum = gpu.all_reduce add %part uniform {} : (f32) -> f32
-      scf.for %k = %tx to %c4096 step %c256 { ... memref.store %v, %out[%bx, %k] }
+      %x0 = vector.load %x[%bx, %col0] : memref<8x4096xf32>, vector<4xf32>     // and %x1..%x3
+      %part = ... folds of %x0..%x3 ...; %lanes = vector.reduction <add>, %part
+      %sum = gpu.all_reduce add %lanes uniform {} : (f32) -> f32
+      vector.store %v0, %out[%bx, %col0] : memref<8x4096xf32>, vector<4xf32>   // and %v1..%v3
       gpu.terminator
-    }
+    } {fusec.schedule = {group = 0, schedule = "row_registers", threads = 256, lanes = 4, ...}}
 """
 
 from __future__ import annotations
