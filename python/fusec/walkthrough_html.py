@@ -10,6 +10,7 @@ is written atomically (outputs.write_files_atomically).
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from html import escape
@@ -82,10 +83,22 @@ def _schedule(e, comp) -> str:
     if not launches:
         return "<p>No launches: the manifest is read at the host-final stage, which this compile did not reach.</p>"
     paired = len(launches) == len(e.kernels)
-    out = ["<p>From the launch manifest (the host side as data) and the kernels' attributes in the "
-           f"<code>gpu</code> stage.{'' if paired else ' Ops no group took make kernels of their own, so kernels are not paired with groups here.'}</p>"]
+    out = ["<p>From the launch manifest (the host side as data), the schedule each kernel's "
+           "<code>gpu.launch</code> recorded at the <code>tiled</code> stage, and the kernels' attributes in the "
+           f"<code>gpu</code> stage.{'' if paired else ' Ops no group took make kernels of their own, so kernels are not paired with groups here.'} "
+           "<code>fusec MODEL.py --emit schedule</code> prints the schedules as JSON; edit the knobs and compile "
+           "with <code>--schedule FILE</code>.</p>"]
+    chosen = _chosen_schedules(comp)
     for i, s in enumerate(launches):
         rows = []
+        if chosen:
+            c = chosen[i]
+            detail = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in c.items()
+                               if k not in ("kernel", "group", "schedule", "grid", "block", "knobs", "tuned"))
+            rows.append(["schedule", escape(f"{c.get('schedule')}: {detail}")])
+            if "knobs" in c:
+                rows.append(["knobs", f"<code>{escape(json.dumps(c['knobs']))}</code>"
+                                      + (f" (tuned: {escape(c['tuned'])})" if "tuned" in c else "")])
         if "grid" in s:
             threads = math.prod(s["grid"]) * math.prod(s["block"])
             rows += [["grid (blocks)", escape(str(tuple(s["grid"])))], ["block (threads)", escape(str(tuple(s["block"])))],
@@ -105,6 +118,15 @@ def _schedule(e, comp) -> str:
                 rows.append(["elements per thread", escape(f"{elements / threads:g} ({elements} elements of {k.shape})")])
         out.append(f"<h3>{escape(s['kernel'])}</h3>\n" + _table(["", ""], rows, "schedule"))
     return "\n".join(out)
+
+
+def _chosen_schedules(comp) -> list:
+    """Each launch's schedule (fusec.schedule, in launch order), or [] when the compile has none."""
+    if not getattr(comp, "schedules", None) or not comp.manifest:
+        return []
+    from .schedule import describe_kernels
+
+    return describe_kernels(comp.schedules, comp.manifest, comp.options, comp.tuned)["kernels"]
 
 
 def _roofline(e, bench) -> str:
