@@ -32,6 +32,7 @@ class Compilation:
     manifest: dict | None = None
     schedules: list | None = None  # cuda: each kernel's schedule, from the tiled stage (fusec.schedule)
     tuned: dict = dataclasses.field(default_factory=dict)  # group -> the tuning table entry it used
+    kernel_keys: dict = dataclasses.field(default_factory=dict)  # cuda: group -> (signature, bucket)
     llvm_ir: str | None = None
     ptx: str | None = None
     parameters: list = dataclasses.field(default_factory=list)  # names of the trailing state inputs
@@ -82,14 +83,17 @@ def _run(comp: Compilation, start: str, stop: str, on_stage: Callable | None) ->
 
 
 def _apply_tuned_schedules(comp: Compilation) -> None:
-    """After the fused stage: the kernels a tuning table knows (fusec.tuning) get its knobs, unless
-    the compile has its own schedule or tuning is off."""
+    """After the fused stage (cuda): each kernel's tuning key (fusec.tuning); the kernels a tuning
+    table knows get its knobs, unless the compile has its own schedule or tuning is off."""
     o = comp.options
-    if o.target != "cuda" or not o.tuning or o.schedule:
+    if o.target != "cuda":
         return
     from .tuning import kernel_keys, lookup_overrides
 
-    overrides, comp.tuned = lookup_overrides(kernel_keys(comp.module), o.arch)
+    comp.kernel_keys = kernel_keys(comp.module)
+    if not o.tuning or o.schedule:
+        return
+    overrides, comp.tuned = lookup_overrides(comp.kernel_keys, o.arch)
     if overrides:
         comp.options = dataclasses.replace(o, schedule=overrides)
 

@@ -22,7 +22,7 @@ import json
 
 from .diagnostics import FusecError
 
-__all__ = ["KNOBS", "parse_overrides", "overrides_from_document", "load_schedule_file", "launch_schedules",
+__all__ = ["KNOBS", "parse_overrides", "format_overrides", "default_knobs", "overrides_from_document", "load_schedule_file", "launch_schedules",
            "describe_kernels", "format_document"]
 
 # knob -> (type, check, what it means)
@@ -68,8 +68,15 @@ def parse_overrides(text: str) -> dict[int, dict]:
     return overrides
 
 
-def _as_option_value(value) -> str:
-    return str(int(value)) if isinstance(value, bool) else str(value)
+def format_overrides(items) -> str:
+    """The `schedule` option string for (group, knob, value) triples, in their order: the inverse of
+    `parse_overrides`."""
+    return ",".join(f"{gid}.{knob}={int(value) if isinstance(value, bool) else value}" for gid, knob, value in items)
+
+
+def default_knobs(options) -> dict:
+    """The knobs every kernel gets from `options` unless its group is overridden."""
+    return {name: getattr(options, name) for name in KNOBS}
 
 
 def overrides_from_document(doc, source: str) -> str:
@@ -89,8 +96,8 @@ def overrides_from_document(doc, source: str) -> str:
                 _check_knob(name, value, where)
             except ValueError as err:
                 raise FusecError(str(err)) from None
-            items.append(f"{kernel['group']}.{name}={_as_option_value(value)}")
-    return ",".join(items)
+            items.append((kernel["group"], name, value))
+    return format_overrides(items)
 
 
 def load_schedule_file(path: str) -> str:
@@ -132,8 +139,7 @@ def describe_kernels(chosen: list[dict], manifest: dict, options, tuned: dict | 
     launches = [s for s in manifest["steps"] if s["op"] == "launch"]
     if len(chosen) != len(launches):
         raise FusecError(f"internal error: {len(chosen)} kernels at the tiled stage, {len(launches)} launches")
-    defaults = {"threads_per_block": options.threads_per_block, "row_registers": options.row_registers,
-                "row_prefetch": options.row_prefetch, "row_unroll": options.row_unroll}
+    defaults = default_knobs(options)
     overrides = parse_overrides(options.schedule)
     kernels = []
     for step, fields in zip(launches, chosen):

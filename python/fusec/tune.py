@@ -77,10 +77,10 @@ def tune(spec, options, table: dict, *, timer=None, repeat: int = 50, log=print)
     """New cache entries for the kernels of `spec` that `table` does not hold."""
     from .driver import compile_spec
     from .schedule import describe_kernels
-    from .tuning import gpu_names, kernel_keys, key
+    from .tuning import gpu_names, key
 
     base = compile_spec(spec, options)
-    keys = _keys_of(spec, options, kernel_keys)
+    keys = base.kernel_keys
     gpu = gpu_names(options.arch)[0]
     heuristic = {k["group"]: k for k in describe_kernels(base.schedules, base.manifest, options)["kernels"] if "group" in k}
     timer = timer or _gpu_timer(spec, repeat)
@@ -110,15 +110,10 @@ def tune(spec, options, table: dict, *, timer=None, repeat: int = 50, log=print)
     return new
 
 
-def _keys_of(spec, options, kernel_keys) -> dict:
-    from .driver import compile_spec
-
-    comp = compile_spec(spec, options, stop="fused")
-    return kernel_keys(comp.module)
-
-
 def _option(gid: int, knobs: dict) -> str:
-    return ",".join(f"{gid}.{k}={int(v) if isinstance(v, bool) else v}" for k, v in sorted(knobs.items()))
+    from .schedule import format_overrides
+
+    return format_overrides((gid, k, v) for k, v in sorted(knobs.items()))
 
 
 def _distinct_candidates(spec, options, gid: int, heuristic: dict):

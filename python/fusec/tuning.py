@@ -108,7 +108,7 @@ def gpu_names(arch: str) -> list[str]:
 def lookup_overrides(keys: dict, arch: str, tables: list[dict] | None = None) -> tuple[str, dict]:
     """(the `schedule` option string, {group: where its knobs came from}) for the groups whose
     (signature, bucket) a table knows; groups it does not know keep the heuristic."""
-    from .schedule import KNOBS
+    from .schedule import KNOBS, format_overrides
 
     if tables is None:
         tables = [(cache_path(), load_table(cache_path())), (SHIPPED_TABLE, load_table(SHIPPED_TABLE))]
@@ -118,9 +118,7 @@ def lookup_overrides(keys: dict, arch: str, tables: list[dict] | None = None) ->
             hit = next(((path, t[key(sig, bucket, name)]) for path, t in tables if key(sig, bucket, name) in t), None)
             if hit:
                 path, entry = hit
-                for knob, value in sorted(entry.get("knobs", {}).items()):
-                    if knob in KNOBS:
-                        items.append(f"{gid}.{knob}={int(value) if isinstance(value, bool) else value}")
+                items += [(gid, knob, value) for knob, value in sorted(entry.get("knobs", {}).items()) if knob in KNOBS]
                 found[gid] = f"{os.path.basename(path)}: {key(sig, bucket, name)}"
                 break
-    return ",".join(items), found
+    return format_overrides(items), found

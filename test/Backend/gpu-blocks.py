@@ -11,7 +11,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "Inputs"))
-from blocks import MLPBlock, TransformerBlock, close, private_cache, randomize
+from blocks import MLPBlock, TransformerBlock, close, private_cache, randomize, run
 
 private_cache()
 import fusec.torch_backend as tb
@@ -19,13 +19,6 @@ import torch
 
 CUDA = torch.device("cuda")
 torch.backends.cuda.matmul.allow_tf32 = False  # eager and PyTorch's side of fusec: the same matmuls
-
-
-def run(test):
-    print(f"TEST: {test.__name__}", flush=True)
-    torch._dynamo.reset()
-    test()
-    return test
 
 
 def arch() -> str:

@@ -11,18 +11,11 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "Inputs"))
-from blocks import MLPBlock, close, private_cache, randomize
+from blocks import MLPBlock, close, private_cache, randomize, run
 
 private_cache()
 import fusec.torch_backend as tb
 import torch
-
-
-def run(test):
-    print(f"TEST: {test.__name__}", flush=True)
-    torch._dynamo.reset()
-    test()
-    return test
 
 
 # CHECK-LABEL: TEST: registered

@@ -63,3 +63,22 @@ def close(got, want, rel=1e-5) -> bool:
         return False
     err = (got.float() - want.float()).abs().max().item()
     return err <= rel * want.float().abs().max().item()
+
+
+def run(test):
+    """Decorator: run `test` now, fresh from dynamo's caches, under a `TEST: name` line for FileCheck."""
+    print(f"TEST: {test.__name__}", flush=True)
+    torch._dynamo.reset()
+    test()
+    return test
+
+
+def count_compiles() -> list:
+    """Count fusec's compiles from here on: the returned list grows by one per `compile_spec` call
+    (a region loaded from the compile cache makes none)."""
+    import fusec.driver
+
+    calls = []
+    compile_spec = fusec.driver.compile_spec
+    fusec.driver.compile_spec = lambda *args, **kwargs: calls.append(1) or compile_spec(*args, **kwargs)
+    return calls
