@@ -59,7 +59,9 @@ OPTIONS = {"threads-per-block": (256, "threads per block (rows use fewer when ro
                                  "loop over memory (0: always loop)"),
            "row-prefetch": (True, "load the epilogue's inputs before the row's reductions, when registers allow"),
            "row-unroll": (4, "vectors per thread each trip of a row loop handles (loads in flight per thread)"),
-           "schedule": ("", "per-group overrides of the four knobs above, GROUP.KNOB=VALUE separated by commas: "
+           "row-vectors": (0, "vectors each thread of a row_registers kernel holds, which sets the threads per row "
+                              "(0: the heuristic, `row_threads`)"),
+           "schedule": ("", "per-group overrides of the five knobs above, GROUP.KNOB=VALUE separated by commas: "
                             "0.row_prefetch=0,1.threads_per_block=512 (what --schedule FILE becomes)")}
 
 _VECTOR_KIND = {"arith.addf": "add", "arith.addi": "add", "arith.mulf": "mul", "arith.muli": "mul",
@@ -122,8 +124,9 @@ def _vector_lanes(members, outputs) -> int:
     return 16 // min(widths) if widths and 16 % min(widths) == 0 else 1
 
 
-def lower_group(group_ops, threads: int, row_registers: int = 32, row_prefetch: bool = True,
-                row_unroll: int = 4, gid: int = 0) -> None:
+def lower_group(group_ops, knobs: dict, gid: int = 0) -> None:
+    """Replace the group's ops by one kernel, scheduled by `knobs` (the pass's options, by name)."""
+    threads = knobs["threads_per_block"]
     members, latest = analyse(group_ops)
     _check_order(group_ops, members, latest)
     outputs = _outputs(latest, group_ops)
@@ -132,9 +135,9 @@ def lower_group(group_ops, threads: int, row_registers: int = 32, row_prefetch: 
     # Schedules in order of preference; the first that fits the group wins.
     if reductions:
         lanes = _vector_lanes(members, outputs)
-        schedules = [lambda made, n=n: _row_registers(members, reductions, outputs, made, n, row_registers, row_prefetch)
+        schedules = [lambda made, n=n: _row_registers(members, reductions, outputs, made, n, knobs)
                      for n in dict.fromkeys([lanes, 1])]
-        schedules += [lambda made, n=n: _row_kernel(members, reductions, outputs, threads, made, n, row_unroll)
+        schedules += [lambda made, n=n: _row_kernel(members, reductions, outputs, threads, made, n, knobs["row_unroll"])
                       for n in dict.fromkeys([lanes, 1])]
     else:
         lanes = _vector_lanes(members, outputs)
@@ -222,17 +225,24 @@ def _per_row_index(writer, per_row, row, rows, n_cols):
 
 
 _VECTORS_PER_THREAD = 4  # the target: enough bytes in flight per thread, few enough registers
+# At most this many rows is fewer than half the SMs of a large GPU: latency, not bandwidth, decides.
+# (64 is also a tuning bucket's edge, fusec.tuning.bucket_of, so a bucket holds one rule only.)
+_FEW_ROWS = 64
 
 
-def row_threads(n_vectors: int) -> tuple[int, int]:
-    """(threads per row, vectors per thread) for a row of `n_vectors` vectors: a warp for short rows,
-    up to 1024 threads for long ones, about _VECTORS_PER_THREAD vectors each."""
-    threads = -(-n_vectors // _VECTORS_PER_THREAD)
+def row_threads(n_vectors: int, n_rows: int, vectors: int = 0) -> tuple[int, int]:
+    """(threads per row, vectors per thread) for rows of `n_vectors` vectors, each thread holding
+    about `vectors` of them: a warp for short rows, up to 1024 threads for long ones. The heuristic
+    (`vectors` 0) is _VECTORS_PER_THREAD, enough loads in flight per thread to keep memory busy; with
+    _FEW_ROWS rows or fewer the blocks cannot fill the GPU anyway, so each thread takes one vector
+    and a row's work is spread over as many threads as it can use (a shorter chain per thread)."""
+    vectors = vectors or (1 if n_rows <= _FEW_ROWS else _VECTORS_PER_THREAD)
+    threads = -(-n_vectors // vectors)
     threads = min(1024, max(32, -(-threads // 32) * 32))
     return threads, -(-n_vectors // threads)
 
 
-def _row_registers(members, reductions, outputs, made, lanes, max_elements, prefetch=True):
+def _row_registers(members, reductions, outputs, made, lanes, knobs):
     """Block per row; each thread loads its slice of the row once, in `lanes`-wide vectors, keeps it in
     registers for every reduction and the epilogue; reductions fold lanes, then `gpu.all_reduce`
     (warp shuffles, one shared-memory step) combines the threads."""
@@ -241,8 +251,8 @@ def _row_registers(members, reductions, outputs, made, lanes, max_elements, pref
     if lanes > 1 and (cols[-1] % lanes or in_map != ir.AffineMap.get_identity(in_map.n_dims, context=in_map.context)):
         raise Unsupported("rows not a whole number of vectors")
     n_rows, n_vectors = math.prod(rows), math.prod(cols) // lanes
-    threads, per_thread = row_threads(n_vectors)
-    if per_thread * lanes > max_elements:
+    threads, per_thread = row_threads(n_vectors, n_rows, knobs["row_vectors"])
+    if per_thread * lanes > knobs["row_registers"]:
         raise Unsupported(f"a row of {math.prod(cols)} does not fit in registers")
     body = _launch(n_rows, threads, made)
     bx, tx = body.arguments[0], body.arguments[3]
@@ -260,7 +270,8 @@ def _row_registers(members, reductions, outputs, made, lanes, max_elements, pref
                 v = arith.MinUIOp(v, const(n_vectors - 1)).result
             col = arith.MulIOp(v, const(lanes)).result if lanes > 1 else v
             slots.append((row + delinearize(col, list(cols)), valid))
-        prefetched = prefetch and _prefetch(kernel, members, reductions, slots, full, in_map, lanes, threads)
+        prefetched = knobs["row_prefetch"] and _prefetch(kernel, members, reductions, slots, full, in_map, lanes,
+                                                         threads)
         _describe(body, schedule="row_registers", rows=n_rows, row_length=math.prod(cols), threads=threads,
                   lanes=lanes, vectors_per_thread=per_thread, prefetch=bool(prefetched))
         for z in reductions:
@@ -478,7 +489,7 @@ def _flat_kernel(members, reductions, outputs, threads, made, lanes=1):
 
 
 def run(module_op, pass_, threads_per_block: int = 256, row_registers: int = 32, row_prefetch: bool = True,
-        row_unroll: int = 4, schedule: str = "") -> None:
+        row_unroll: int = 4, row_vectors: int = 0, schedule: str = "") -> None:
     groups: dict = {}
     module_op.walk(lambda op: (groups.setdefault(ir.IntegerAttr(op.attributes["fusec.group"]).value, []).append(op)
                                if "fusec.group" in op.attributes else None) or ir.WalkResult.ADVANCE)
@@ -495,15 +506,14 @@ def run(module_op, pass_, threads_per_block: int = 256, row_registers: int = 32,
         pass_.signal_pass_failure()
         return
     defaults = {"threads_per_block": threads_per_block, "row_registers": row_registers,
-                "row_prefetch": row_prefetch, "row_unroll": row_unroll}
+                "row_prefetch": row_prefetch, "row_unroll": row_unroll, "row_vectors": row_vectors}
     for gid, ops in groups.items():
         kind = ir.StringAttr(ops[0].attributes["fusec.group_kind"]).value
         knobs = {**defaults, **overrides.get(gid, {})}
         try:
             if kind not in ("pointwise", "reduction"):
                 raise Unsupported(f"a {kind} group")
-            lower_group(ops, knobs["threads_per_block"], knobs["row_registers"], knobs["row_prefetch"],
-                        knobs["row_unroll"], gid)
+            lower_group(ops, knobs, gid)
         except Unsupported as why:
             if os.environ.get("FUSEC_DEBUG"):
                 print(f"{FLAG}: group {gid} left to the loop lowering: {why}", file=sys.stderr)

@@ -11,6 +11,10 @@ Each entry (model, M x N shape, dtype) is compiled with `fusec.compile`, checked
 - % of copy: against a device-to-device copy of 1 GiB timed the same way in the same run.
 - Working sets below 240 MB (4x the H200's 60 MB L2) stay in L2: those entries are latency figures
   (µs per call and per kernel), not bandwidth, and are marked `*`.
+- Tuned schedules (`fusec tune`, fusec.tuning): an entry whose compile took knobs from a tuning table
+  is compiled again without them (the heuristic's schedules), checked, and timed right after the
+  tuned compile; `tuned/heur` is the heuristic's µs over the tuned µs. `--heuristic` does this for
+  every entry (where nothing was tuned, the same kernels timed twice: the noise).
 """
 
 from __future__ import annotations
@@ -226,20 +230,43 @@ def measure(fn, entry: Entry, copy_GBs: float, repeat: int) -> dict:
     return {"us": us, "GBs": GBs, "pct_copy": 100 * GBs / copy_GBs, "kernels": count_kernels(fn), "timing": how}
 
 
-def compile_entry(entry: Entry, **options):
-    """(fusec's compile of the entry's model at its shapes, the model); built on the CPU."""
-    import fusec
-
+def build_entry(entry: Entry) -> tuple:
+    """(the entry's model, example inputs of its shapes and dtype), on the CPU; the same weights in
+    every process (the seed is fixed)."""
     dtype = DTYPES[entry.dtype]
     torch.manual_seed(0)
     model = entry.workload.make(entry.N)
     model = model.to(dtype).requires_grad_(False) if isinstance(model, torch.nn.Module) else model
-    inputs = tuple(torch.empty(s, dtype=dtype) for s in entry.shapes(entry.workload.inputs))
+    return model, tuple(torch.empty(s, dtype=dtype) for s in entry.shapes(entry.workload.inputs))
+
+
+def compile_entry(entry: Entry, **options):
+    """(fusec's compile of the entry's model at its shapes, the model); built on the CPU."""
+    import fusec
+
+    model, inputs = build_entry(entry)
     return fusec.compile(model, inputs, **options), model
 
 
-def run_entry(entry: Entry, options: dict, copy_GBs: float, repeat: int, debug: bool) -> dict:
-    """One row: check fusec against eager, then time fusec, eager and torch.compile."""
+def find_entry(name: str) -> Entry:
+    """The entry called `name` (model/MxN/dtype), at any shape."""
+    m = re.fullmatch(r"(\w+)/(\d+)x(\d+)/(\w+)", name)
+    workload = next((w for w in SUITE if m and w.name == m[1]), None)
+    if workload is None or m[4] not in DTYPES:
+        raise FusecError(f"no bench entry is called {name!r} (see `fusec bench --list`)")
+    return Entry(workload, int(m[2]), int(m[3]), m[4])
+
+
+def was_tuned(compiled) -> bool:
+    """Whether a compile used knobs from a tuning table (fusec.tuning) for at least one kernel."""
+    comp = compiled.compilation
+    return bool(comp.tuned) and bool(comp.options.schedule)
+
+
+def run_entry(entry: Entry, options: dict, copy_GBs: float, repeat: int, debug: bool, heuristic: bool = False) -> dict:
+    """One row: check fusec against eager, then time fusec, eager and torch.compile. When the compile
+    used tuned schedules (or `heuristic` asks), fusec is also compiled without them (`tuning=False`:
+    the heuristic's schedules), checked and timed right after the tuned compile."""
 
     row = {"name": entry.name, "model": entry.workload.name, "M": entry.M, "N": entry.N, "dtype": entry.dtype,
            "bytes": entry.bytes, "working_set_below_240MB": entry.latency, "status": "FAIL"}
@@ -258,11 +285,19 @@ def run_entry(entry: Entry, options: dict, copy_GBs: float, repeat: int, debug: 
         moved = sum(t.nbytes for t in (*inputs, *weights, *ref))
         if moved != entry.bytes:
             raise FusecError(f"bench bug: {entry.name} declares {entry.bytes} bytes, its tensors hold {moved}")
+        untuned = None
+        if was_tuned(compiled) or heuristic:
+            if was_tuned(compiled):
+                row["tuned"] = dict(sorted(compiled.compilation.tuned.items()))
+            untuned = _heuristic_compile(entry, options, inputs, ref, row)
         del ref
         # A first timing right after the float64 reference ran up to 10% slow on the H200 (the same
         # kernel, timed again, was not): it is done once and discarded.
         gpu_time_us(lambda: compiled(*inputs), 5, LATENCY_CALLS if entry.latency else 1)
         row["fusec"] = measure(lambda: compiled(*inputs), entry, copy_GBs, repeat)
+        if untuned is not None:
+            _time_heuristic(untuned, inputs, entry, copy_GBs, repeat, row)
+            del untuned
     except Exception as err:  # noqa: BLE001 - any failure of fusec fails this entry, not the run
         if debug:
             import traceback
@@ -287,6 +322,28 @@ def run_entry(entry: Entry, options: dict, copy_GBs: float, repeat: int, debug: 
         row["error"] = f"{what}: {_one_line(err)}"
     torch._dynamo.reset()
     return row
+
+
+def _heuristic_compile(entry: Entry, options: dict, inputs, ref, row: dict):
+    """The entry compiled with the heuristic's schedules (no tuning tables, no --schedule), checked
+    against `ref`; None, and the reason in the row, if that fails (a note: the row's own compile is
+    fine)."""
+    try:
+        untuned, _ = compile_entry(entry, **{**options, "tuning": False, "schedule": ""})
+        check_outputs(untuned(*inputs), ref)
+        return untuned
+    except Exception as err:  # noqa: BLE001 - the comparison is a note; the row stands
+        row["heuristic_error"] = _one_line(err)
+        return None
+
+
+def _time_heuristic(untuned, inputs, entry: Entry, copy_GBs: float, repeat: int, row: dict) -> None:
+    try:
+        gpu_time_us(lambda: untuned(*inputs), 5, LATENCY_CALLS if entry.latency else 1)  # discarded, as for fusec
+        row["heuristic"] = measure(lambda: untuned(*inputs), entry, copy_GBs, repeat)
+        row["tuned_over_heuristic"] = row["heuristic"]["us"] / row["fusec"]["us"]
+    except Exception as err:  # noqa: BLE001 - a note, as in _heuristic_compile
+        row["heuristic_error"] = _one_line(err)
 
 
 def _count(n: int, one: str, many: str) -> str:
@@ -319,8 +376,38 @@ def _cells(row) -> list[str]:
     cells.append(f"{row['ratio']:.2f}" if "ratio" in row else "-")
     cells.append(row["status"])
     notes = [r["timing"] for r in found if r and r["timing"] != "graph"]
+    if "heuristic_error" in row:
+        notes.append(f"heuristic: {row['heuristic_error']}")
+    if row.get("heuristic") and row["heuristic"]["timing"] != "graph":
+        notes.append(f"heuristic: {row['heuristic']['timing']}")
     cells.append("; ".join(filter(None, [row.get("error"), *notes])))
     return cells
+
+
+# Tuned schedules against the heuristic's: two more columns after fusec's (markdown), or a second
+# line under the row (text, whose columns stay as they are).
+HEURISTIC_HEADER = ["heur us", "tuned/heur"]
+HEURISTIC_AT = 5  # after fusec's us, GB/s and %copy
+
+
+def _heuristic_cells(row) -> list[str]:
+    """`heur us`, `tuned/heur` (heuristic us / tuned us: > 1 means the tuned schedules are faster);
+    in parentheses when nothing was tuned (--heuristic: the same schedules timed twice)."""
+    if "heuristic" not in row:
+        return ["-", "-"] if "heuristic_error" in row else ["", ""]
+    ratio = f"{row['tuned_over_heuristic']:.2f}"
+    return [_us(row["heuristic"]["us"]), ratio if "tuned" in row else f"({ratio})"]
+
+
+def heuristic_line(row) -> str | None:
+    """The text table's second line for a row timed with the heuristic's schedules too."""
+    h = row.get("heuristic")
+    if h is None:
+        return None
+    what = (f"tuned/heur {row['tuned_over_heuristic']:.2f}" if "tuned" in row else
+            f"nothing tuned, the same schedules timed again: {row['tuned_over_heuristic']:.2f}")
+    cells = ["  heuristic schedules", "", _us(h["us"]), f"{h['GBs']:.0f}", f"{h['pct_copy']:.1f}", "  " + what]
+    return text_line(cells + [""] * (len(HEADER) - len(cells)))  # `what` overflows into the empty columns
 
 
 def _us(us: float) -> str:
@@ -336,8 +423,17 @@ def text_line(cells) -> str:
 
 
 def markdown_table(rows) -> list[str]:
-    right = "|" + "|".join(":--" if i in (0, len(HEADER) - 2, len(HEADER) - 1) else "--:" for i in range(len(HEADER))) + "|"
-    return ["| " + " | ".join(HEADER) + " |", right] + ["| " + " | ".join(c.replace("|", "\\|") for c in _cells(r)) + " |" for r in rows]
+    """The table in markdown; with `heur us` and `tuned/heur` when some row was timed with the
+    heuristic's schedules too."""
+    compared = any("heuristic" in r or "heuristic_error" in r for r in rows)
+
+    def columns(cells, extra):
+        return cells[:HEURISTIC_AT] + extra + cells[HEURISTIC_AT:] if compared else cells
+
+    head = columns(HEADER, HEURISTIC_HEADER)
+    right = "|" + "|".join(":--" if i in (0, len(head) - 2, len(head) - 1) else "--:" for i in range(len(head))) + "|"
+    return ["| " + " | ".join(head) + " |", right] + [
+        "| " + " | ".join(c.replace("|", "\\|") for c in columns(_cells(r), _heuristic_cells(r))) + " |" for r in rows]
 
 
 def header(gpu: str, copy_GBs: float, repeat: int) -> list[str]:
@@ -350,23 +446,50 @@ def header(gpu: str, copy_GBs: float, repeat: int) -> list[str]:
 
 
 def summary(rows) -> list[str]:
-    def geomean(xs):
-        return math.exp(statistics.fmean(math.log(x) for x in xs)) if xs else float("nan")
-
     lines = []
     timed = [r for r in rows if "ratio" in r]
     big = [r for r in timed if not r["working_set_below_240MB"]]
     if timed:
-        parts = [f"{geomean([r['ratio'] for r in timed]):.2f} over {_count(len(timed), 'entry', 'entries')}"]
+        parts = [f"{_geomean([r['ratio'] for r in timed]):.2f} over {_count(len(timed), 'entry', 'entries')}"]
         if big and len(big) != len(timed):
-            parts.append(f"working sets >= 240 MB: {geomean([r['ratio'] for r in big]):.2f} over {len(big)}")
+            parts.append(f"working sets >= 240 MB: {_geomean([r['ratio'] for r in big]):.2f} over {len(big)}")
         lines.append("geomean fusec/torch.compile (> 1: fusec faster): " + "; ".join(parts))
     if big:
         medians = ", ".join(f"{label} {statistics.median(r[key]['pct_copy'] for r in big):.1f}"
                             for key, label in [("fusec", "fusec"), ("compile", "torch.compile"), ("eager", "eager")])
         lines.append(f"median % of copy (working sets >= 240 MB, {_count(len(big), 'entry', 'entries')}): {medians}")
+    lines += tuned_summary(rows)
     failed = [r["name"] for r in rows if r["status"] != "PASS"]
     lines.append(f"{len(rows) - len(failed)} PASS, {len(failed)} FAIL" + (f": {', '.join(failed)}" if failed else ""))
+    return lines
+
+
+def _geomean(xs) -> float:
+    return math.exp(statistics.fmean(math.log(x) for x in xs)) if xs else float("nan")
+
+
+def tuned_summary(rows) -> list[str]:
+    """How the tuned schedules did against the heuristic's (nothing when no row compared them)."""
+    from .tune import MARGIN
+
+    lines = []
+    tuned = [r for r in rows if "tuned" in r]
+    if tuned:
+        ratios = [r["tuned_over_heuristic"] for r in tuned if "tuned_over_heuristic" in r]
+        faster = sum(x > 1 + MARGIN for x in ratios)
+        slower = sum(x < 1 - MARGIN for x in ratios)
+        parts = [f"{_count(len(tuned), 'entry', 'entries')} tuned",
+                 f"faster than the heuristic on {faster} (by > {MARGIN:.0%}), within noise on "
+                 f"{len(ratios) - faster - slower}, slower on {slower}"]
+        if len(ratios) < len(tuned):
+            parts.append(f"the heuristic not timed on {len(tuned) - len(ratios)}")
+        if ratios:
+            parts.append(f"geomean tuned/heur {_geomean(ratios):.2f} (> 1: tuned faster)")
+        lines.append("tuned schedules: " + "; ".join(parts))
+    again = [r["tuned_over_heuristic"] for r in rows if "tuned" not in r and "tuned_over_heuristic" in r]
+    if again:
+        lines.append(f"untuned entries timed twice (--heuristic; the noise): geomean {_geomean(again):.3f}, "
+                     f"from {min(again):.3f} to {max(again):.3f} over {_count(len(again), 'entry', 'entries')}")
     return lines
 
 
@@ -398,6 +521,9 @@ def _parser():
     p.add_argument("--repeat", type=int, default=100, help="timed runs per measurement (default: 100)")
     p.add_argument("--json", metavar="FILE", help="write the results as JSON")
     p.add_argument("--markdown", metavar="FILE", help="write the table as markdown (for bench/results/)")
+    p.add_argument("--heuristic", action="store_true",
+                   help="time fusec with the heuristic's schedules too on every entry (by default only on "
+                        "entries whose compile used tuned schedules)")
     _add_common(p)
     return p
 
@@ -446,8 +572,10 @@ def cmd_bench(argv) -> int:
         print("\n".join(head) + "\n\n" + text_line(HEADER), flush=True)
         rows = []
         for entry in entries:
-            rows.append(run_entry(entry, options, copy_GBs, args.repeat, args.debug))
+            rows.append(run_entry(entry, options, copy_GBs, args.repeat, args.debug, args.heuristic))
             print(text_line(_cells(rows[-1])), flush=True)
+            if heuristic_line(rows[-1]):
+                print(heuristic_line(rows[-1]), flush=True)
             gc.collect()
             torch.cuda.empty_cache()
     tail = summary(rows)

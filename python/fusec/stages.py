@@ -53,8 +53,10 @@ def _bufferize_and_map(o: CompileOptions) -> list[str]:
         "fusec-dissolve-groups",
         "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}",
         f"fusec-lower-groups-to-gpu{{threads-per-block={o.threads_per_block} row-registers={o.row_registers} "
-        f"row-prefetch={int(o.row_prefetch)} row-unroll={o.row_unroll}" + (f" schedule={o.schedule}" if o.schedule else "")
+        f"row-prefetch={int(o.row_prefetch)} row-unroll={o.row_unroll} row-vectors={o.row_vectors}" + (f" schedule={o.schedule}" if o.schedule else "")
         + "}",
+        "fusec-one-plus-tanh",
+        "fusec-fast-math-16bit",
         "canonicalize",
         "func.func(convert-linalg-to-parallel-loops)",
         f"func.func(scf-parallel-loop-tiling{{parallel-loop-tile-sizes=1,{o.threads_per_block} no-min-max-bounds}})",

@@ -2,14 +2,16 @@
 
 For every kernel of the model (a fusion group) whose (signature, bucket) the tuning cache does not
 hold yet: list candidate knob settings (`fusec.schedule.KNOBS`) for the kind of kernel it is (flat:
-threads per block; row: rows in registers or not, prefetch, and for the row loop threads and
-unroll), prune them with a simple model (candidates that yield the same schedule as another, or as
-the heuristic, are one candidate: the schedule each gets is read back from the tiled stage), compile the model with each remaining
-candidate for that kernel alone, time the whole model on the GPU (CUDA events around CUDA-graph
-replays, as `fusec bench` does) and keep the fastest, if it beats the heuristic by more than the
-noise margin. Winners go to the cache (`fusec.tuning.cache_path()`, or `--cache FILE`), where every
-later compile of a kernel of the same signature and bucket finds them. A kernel already in the cache
-is not measured again. `fusec tune --show` lists the cache.
+threads per block; row: rows in registers or not, prefetch, vectors per thread, and for the row
+loop threads and unroll), compile the model with each candidate for that kernel alone, prune them
+with a simple model (candidates that yield the same schedule as another, or as the heuristic, are
+one candidate: the schedule each got is read back from the tiled stage), time the whole model on
+the GPU for each remaining one (CUDA events around CUDA-graph replays, as `fusec bench` does) and
+keep the fastest, if it beats the heuristic by more than the noise margin. Winners go to the cache
+(`fusec.tuning.cache_path()`, or `--cache FILE`), where every later compile of a kernel of the
+same signature and bucket finds them. A kernel already in the cache is not measured again.
+`fusec tune --show` lists the cache. `bench/tune_suite.py` tunes the bench suite the same way,
+compiling in parallel.
 """
 
 from __future__ import annotations
@@ -23,11 +25,14 @@ import sys
 
 from .diagnostics import FusecError
 
-# The candidates, by the kind of kernel the heuristic made (the knobs that matter to it).
+# The candidates, by the kind of kernel the heuristic made (the knobs that matter to it). A
+# candidate whose knobs are the compile's own defaults is the heuristic and is not tried; one that
+# names a knob this fusec does not have (fusec.schedule.KNOBS) is skipped.
 FLAT_CANDIDATES = [{"threads_per_block": t} for t in (128, 256, 512, 1024)]
 ROW_CANDIDATES = ([{"row_registers": r, "row_prefetch": p} for r in (32, 16) for p in (True, False)]
+                  + [{"row_vectors": v} for v in (1, 2, 8)]
                   + [{"row_registers": 0, "threads_per_block": t, "row_unroll": u}
-                     for t in (256, 512, 1024) for u in (2, 4, 8)])
+                     for t in (256, 512, 1024) for u in (2, 4)])
 MARGIN = 0.02  # a candidate must beat the heuristic by this fraction to be kept
 
 
@@ -73,41 +78,152 @@ def cmd_tune(argv) -> int:
     return 0
 
 
+@dataclasses.dataclass
+class Job:
+    """One kernel to tune: its fusion group, its table key, the heuristic's schedule for it (an
+    `--emit schedule` kernel) and the knob settings to try."""
+
+    group: int
+    key: str
+    heuristic: dict
+    candidates: list
+
+
 def tune(spec, options, table: dict, *, timer=None, repeat: int = 50, log=print) -> dict:
     """New cache entries for the kernels of `spec` that `table` does not hold."""
-    from .driver import compile_spec
-    from .schedule import describe_kernels
-    from .tuning import gpu_names, key
+    from .tuning import gpu_names
 
-    base = compile_spec(spec, options)
-    keys = base.kernel_keys
+    text = torch_stage(spec, options)
+    names = [name for name, _ in spec.parameters]
+    base = compile_torch_stage(text, names, options)
     gpu = gpu_names(options.arch)[0]
-    heuristic = {k["group"]: k for k in describe_kernels(base.schedules, base.manifest, options)["kernels"] if "group" in k}
     timer = timer or _gpu_timer(spec, repeat)
     new, measured = {}, 0
-    for gid, (sig, bucket) in sorted(keys.items()):
+    for job in plan(base, table, gpu, log=log):
+        compiled = [(knobs, compile_candidate(text, names, options, job.group, knobs)) for knobs in job.candidates]
+        new[job.key], _, n = measure(job, base, compiled, timer, gpu=gpu, arch=options.arch,
+                                     model=os.path.basename(spec.source), log=log)
+        measured += n
+    log(f"fusec tune: {measured} measurement{'s' if measured != 1 else ''}")
+    return new
+
+
+def plan(base, table: dict, gpu: str, *, log=print) -> list[Job]:
+    """The kernels of `base` (a compile with tuning off) to tune on `gpu`: those with knobs (fusion
+    groups) whose key `table` does not hold, each with its candidates."""
+    from .schedule import describe_kernels
+    from .tuning import key
+
+    heuristic = {k["group"]: k for k in describe_kernels(base.schedules, base.manifest, base.options)["kernels"]
+                 if "group" in k}
+    jobs = []
+    for gid, (sig, bucket) in sorted(base.kernel_keys.items()):
         k = key(sig, bucket, gpu)
         if k in table:
             log(f"group {gid}: {k}: in the cache, not measured")
+        elif gid in heuristic:  # else left to the generic loop mapping: no knobs to tune
+            jobs.append(Job(gid, k, heuristic[gid], candidates(heuristic[gid], base.options)))
+    return jobs
+
+
+def candidates(heuristic: dict, options) -> list[dict]:
+    """The knob settings worth compiling for a kernel the heuristic scheduled as `heuristic`."""
+    from .schedule import KNOBS
+
+    listed = FLAT_CANDIDATES if heuristic.get("schedule") == "flat" else ROW_CANDIDATES
+    return [knobs for knobs in listed if all(k in KNOBS for k in knobs)
+            and not all(getattr(options, k, None) == v for k, v in knobs.items())]
+
+
+def torch_stage(spec, options) -> str:
+    """The model at the torch stage, printed with its locations: torch.export and the import, about
+    90% of a compile's time, done once for the heuristic and every candidate."""
+    from .driver import compile_spec
+
+    return compile_spec(spec, options, stop="torch").module.operation.get_asm(enable_debug_info=True)
+
+
+def compile_torch_stage(text: str, parameters: list[str], options):
+    """The rest of the compile of `torch_stage`'s text (`parameters`: the names of the model's
+    weights, spec.parameters): the same PTX, manifest and kernel keys as `compile_spec` gives."""
+    import tempfile
+
+    from .driver import compile_mlir_file
+
+    with tempfile.TemporaryDirectory(prefix="fusec-tune-") as folder:
+        path = os.path.join(folder, "model.torch.mlir")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        comp = compile_mlir_file(path, options)
+    # As compile_spec does: the trailing inputs are the model's weights (an .mlir file cannot say).
+    comp.parameters = list(parameters)
+    inputs = comp.manifest["inputs"]
+    for spec, name in zip(inputs[len(inputs) - len(parameters):], parameters):
+        spec.update(role="parameter", parameter=name)
+    return comp
+
+
+def compile_candidate(text: str, parameters: list[str], options, gid: int, knobs: dict):
+    """The model (`torch_stage`'s text) compiled with `knobs` for group `gid` (the heuristic
+    elsewhere), without its MLIR module (see `light`); or the FusecError that stopped it."""
+    try:
+        return light(compile_torch_stage(text, parameters, dataclasses.replace(options, schedule=_option(gid, knobs))))
+    except FusecError as err:
+        return err
+
+
+def light(comp):
+    """A Compilation without its MLIR module and IR texts: what `CompiledModel` needs to run (PTX,
+    manifest, options, parameter names) and the schedules, small and picklable."""
+    return dataclasses.replace(comp, module=None, texts={"ptx": comp.ptx} if comp.ptx else {}, llvm_ir=None)
+
+
+def distinct(job: Job, compiled, *, log=print):
+    """(knobs, compilation) for the candidates whose schedule for the job's kernel differs from the
+    heuristic's and from every earlier candidate's, as the tiled stage recorded them (the pruning
+    model: a knob that does not change the schedule is not worth a measurement)."""
+    seen = {_schedule_key(job.heuristic)}
+    for knobs, comp in compiled:
+        if isinstance(comp, BaseException):
+            log(f"group {job.group}: {json.dumps(knobs)} does not compile, skipped: {str(comp).splitlines()[0]}")
             continue
-        if gid not in heuristic:
-            continue  # left to the generic loop mapping: no knobs to tune
-        t0 = timer(base, gid, {})
-        best, best_us, tried = {}, t0, 0
-        for knobs in _distinct_candidates(spec, options, gid, heuristic[gid]):
-            comp = compile_spec(spec, dataclasses.replace(options, schedule=_option(gid, knobs)))
-            us = timer(comp, gid, knobs)
-            tried += 1
-            if us < best_us * (1 - MARGIN):
-                best, best_us = knobs, us
-        measured += tried + 1
-        log(f"group {gid}: {k}: heuristic {t0:.2f} us, {tried} candidates, best "
-            f"{best_us:.2f} us {json.dumps(best) if best else '(the heuristic)'}")
-        new[k] = {"knobs": best, "us": round(best_us, 3), "heuristic_us": round(t0, 3), "gpu": gpu,
-                  "arch": options.arch, "model": os.path.basename(spec.source),
-                  "date": datetime.date.today().isoformat()}
-    log(f"fusec tune: {measured} measurement{'s' if measured != 1 else ''}")
-    return new
+        mine = next((s for s in comp.schedules or [] if s.get("group") == job.group), None)
+        if mine is None or _schedule_key(mine) in seen:
+            continue
+        seen.add(_schedule_key(mine))
+        yield knobs, comp
+
+
+def measure(job: Job, base, compiled, timer, *, gpu: str, arch: str, model: str, log=print):
+    """Time the heuristic (the compile `base`) and the distinct candidates of `compiled` ((knobs,
+    compilation or error) in the job's order) with `timer(compilation, group, knobs)` -> µs, or
+    None for a compilation it rejects; (the job's table entry, the winner's compilation or None, the
+    number of measurements). A rejected heuristic leaves nothing to compare with: no entry."""
+    t0 = timer(base, job.group, {})
+    if t0 is None:
+        log(f"group {job.group}: {job.key}: the heuristic's compile is rejected: not tuned")
+        return None, None, 1
+    timed, comps = [], {}
+    for knobs, comp in distinct(job, compiled, log=log):
+        us = timer(comp, job.group, knobs)
+        if us is not None:
+            timed.append((knobs, us))
+            comps[json.dumps(knobs, sort_keys=True)] = comp
+    entry = pick(job, t0, timed, gpu=gpu, arch=arch, model=model, log=log)
+    return entry, comps.get(json.dumps(entry["knobs"], sort_keys=True)), len(timed) + 1
+
+
+def pick(job: Job, t0: float, timed, *, gpu: str, arch: str, model: str, log=print) -> dict:
+    """The table entry for a job: the fastest of the `timed` (knobs, µs), kept only if it beats the
+    heuristic's `t0` (and every earlier winner) by MARGIN."""
+    best, best_us = {}, t0
+    for knobs, us in timed:
+        if us < best_us * (1 - MARGIN):
+            best, best_us = knobs, us
+    log(f"group {job.group}: {job.key}: heuristic {t0:.2f} us, {len(timed)} candidates, best "
+        f"{best_us:.2f} us {json.dumps(best) if best else '(the heuristic)'}")
+    return {"knobs": best, "us": round(best_us, 3), "heuristic_us": round(t0, 3), "gpu": gpu, "arch": arch,
+            "model": model, "date": datetime.date.today().isoformat()}
 
 
 def _option(gid: int, knobs: dict) -> str:
@@ -116,25 +232,8 @@ def _option(gid: int, knobs: dict) -> str:
     return format_overrides((gid, k, v) for k, v in sorted(knobs.items()))
 
 
-def _distinct_candidates(spec, options, gid: int, heuristic: dict):
-    """Knob settings for group `gid` whose schedules differ from each other and from the
-    heuristic's, as the tiled stage reports them (the pruning model: a knob that does not change
-    the schedule is not worth a measurement)."""
-    from .driver import compile_spec
-    from .schedule import launch_schedules
-
-    seen = {_schedule_key(heuristic)}
-    for knobs in (FLAT_CANDIDATES if heuristic.get("schedule") == "flat" else ROW_CANDIDATES):
-        comp = compile_spec(spec, dataclasses.replace(options, schedule=_option(gid, knobs)), stop="tiled")
-        mine = next((s for s in launch_schedules(comp.module) if s.get("group") == gid), None)
-        if mine is None or _schedule_key(mine) in seen:
-            continue
-        seen.add(_schedule_key(mine))
-        yield knobs
-
-
 def _schedule_key(schedule: dict) -> str:
-    drop = {"kernel", "grid", "block", "knobs", "group"}
+    drop = {"kernel", "grid", "block", "knobs", "group", "tuned"}
     return json.dumps({k: v for k, v in schedule.items() if k not in drop}, sort_keys=True)
 
 
@@ -143,7 +242,7 @@ def _gpu_timer(spec, repeat: int):
     import torch
 
     from . import CompiledModel
-    from .bench import LATENCY_CALLS, MIN_WORKING_SET, gpu_time_us
+    from .bench import LATENCY_CALLS, MIN_WORKING_SET
 
     if not torch.cuda.is_available():
         raise FusecError("fusec tune measures on a CUDA GPU, and none is available")
@@ -154,12 +253,18 @@ def _gpu_timer(spec, repeat: int):
     calls = LATENCY_CALLS if small else 1
 
     def time_it(comp, gid, knobs) -> float:
-        fn = CompiledModel(comp, spec.parameters)
-        fn(*inputs)
-        gpu_time_us(lambda: fn(*inputs), 5, calls)  # discarded, as in fusec bench
-        return gpu_time_us(lambda: fn(*inputs), repeat, calls)[0]
+        return time_call(CompiledModel(comp, spec.parameters), inputs, repeat, calls)
 
     return time_it
+
+
+def time_call(fn, inputs, repeat: int, calls: int) -> float:
+    """GPU µs of one call `fn(*inputs)`, as fusec bench times it: a first short timing discarded."""
+    from .bench import gpu_time_us
+
+    fn(*inputs)
+    gpu_time_us(lambda: fn(*inputs), 5, calls)
+    return gpu_time_us(lambda: fn(*inputs), repeat, calls)[0]
 
 
 def _load_timer(text: str):
@@ -178,11 +283,19 @@ def _load_timer(text: str):
 
 
 def _write(path: str, table: dict) -> None:
+    """Write `table` to `path`, keeping the other top-level fields of the file already there (the
+    shipped table's note)."""
     from .outputs import write_files_atomically
 
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
-    doc = {"format": "fusec-tune/1", "entries": dict(sorted(table.items()))}
+    try:
+        with open(path, encoding="utf-8") as f:
+            old = json.load(f)
+    except (OSError, ValueError):
+        old = {}
+    extra = {k: v for k, v in old.items() if k not in ("format", "entries")} if isinstance(old, dict) else {}
+    doc = {"format": "fusec-tune/1", **extra, "entries": dict(sorted(table.items()))}
     write_files_atomically({path: json.dumps(doc, indent=1) + "\n"})
 
 

@@ -1,13 +1,14 @@
 # Every kernel of the `fusec bench` suite (each model at each suite row length, fp32 and bf16),
 # compiled for sm_90 and assembled by `ptxas -v`: 128-bit global loads and stores, warp shuffles in
-# the reductions, and no register spills. (Rows: 4 of each length; the row count changes only the
-# grid.) Rows of 65536 too: too long to keep in registers, they take the vectorized row loop.
+# the reductions, and no register spills. Rows: 128 of each length (from 128 rows on, the row count
+# changes only the grid; fewer rows spread each row over more threads), and the latency shape 8 x 4096.
+# Rows of 65536 too: too long to keep in registers, they take the vectorized row loop.
 
 # REQUIRES: ptxas
 # RUN: %python %s | FileCheck %s
 
 # CHECK-NOT: FAIL
-# CHECK:     suite kernels: 60 checked, 0 failed
+# CHECK:     suite kernels: 70 checked, 0 failed
 
 import re
 import subprocess
@@ -18,7 +19,7 @@ from fusec.bench import DTYPES, LARGE_SHAPES, compile_entry, suite_entries
 
 REDUCTIONS = ("rmsnorm_silu_mul", "softmax_last", "layernorm", "add_rmsnorm")
 failed = 0
-entries = suite_entries(sorted({(4, n) for _, n in LARGE_SHAPES} | {(4, 65536)}), list(DTYPES), None)
+entries = suite_entries(sorted({(128, n) for _, n in LARGE_SHAPES} | {(128, 65536), (8, 4096)}), list(DTYPES), None)
 for entry in entries:
     ptx = compile_entry(entry)[0].ptx
     with tempfile.NamedTemporaryFile("w", suffix=".ptx") as f:

@@ -1,8 +1,11 @@
-// RUN: fusec-opt %s --split-input-file --fusec-lower-groups-to-gpu | FileCheck %s
+// RUN: fusec-opt %s --split-input-file --fusec-lower-groups-to-gpu=row-vectors=4 | FileCheck %s
+// RUN: fusec-opt %s --split-input-file --fusec-lower-groups-to-gpu | FileCheck %s --check-prefix=FEW
 // RUN: fusec-opt %s --split-input-file --fusec-lower-groups-to-gpu=threads-per-block=64 | FileCheck %s --check-prefix=T64
 
 // A row group (sum of squares, then x / sum) on buffers, in the registers schedule: one block per
-// row of 300 floats = 75 vectors of 4, so one warp, 3 vectors per thread. Each thread issues its
+// row of 300 floats = 75 vectors of 4, so, at 4 vectors per thread (row-vectors=4, the heuristic
+// for more than 64 rows), one warp, 3 vectors per thread. With only 4 rows the heuristic spreads a
+// row over more threads, one vector each (the FEW checks: 75 vectors, 96 threads, one load each). Each thread issues its
 // three 128-bit loads first, together (the prefetch), then folds them into a vector of partial sums (its third vector, past
 // the row's end for some threads, is loaded clamped and masked out of the sum), reduces the lanes,
 // then gpu.all_reduce combines the threads. The epilogue divides the registers it already holds
@@ -10,6 +13,13 @@
 // intermediate buffer of the sum is never written: only %out is stored.
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d0)>
+// FEW-LABEL:   func.func @row
+// FEW:           gpu.launch blocks({{.*}}) in (%{{.*}} = %c4{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) threads({{.*}}) in (%{{.*}} = %c96
+// FEW:             vector.load
+// FEW-NOT:         vector.load
+// FEW:             gpu.all_reduce
+// FEW-NOT:         vector.load
+// FEW:           {fusec.schedule = {{{.*}}threads = 96 : i64, vectors_per_thread = 1 : i64}}
 // CHECK-LABEL: func.func @row
 // CHECK-SAME:    (%[[X:.*]]: memref<4x300xf32>, %[[OUT:.*]]: memref<4x300xf32>)
 // CHECK-NOT:     linalg.

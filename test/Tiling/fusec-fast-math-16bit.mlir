@@ -1,0 +1,48 @@
+// RUN: fusec-opt %s --split-input-file --fusec-fast-math-16bit | FileCheck %s
+
+// A kernel that stores only bf16: its exp, log and divides get fastmath<afn> (libdevice's fast
+// forms, PTX div.approx); flags already there are kept.
+// CHECK-LABEL: func.func @bf16_kernel
+// CHECK:         math.exp %{{.*}} fastmath<afn> : vector<8xf32>
+// CHECK:         math.log %{{.*}} fastmath<nnan,afn> : vector<8xf32>
+// CHECK:         arith.divf %{{.*}}, %{{.*}} fastmath<afn> : vector<8xf32>
+// CHECK:         arith.mulf %{{.*}}, %{{.*}} : vector<8xf32>
+func.func @bf16_kernel(%x: memref<4x64xbf16>, %out: memref<4x64xbf16>, %s: vector<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%nx = %c1, %ny = %c1, %nz = %c1) {
+    %v = vector.load %x[%c0, %c0] : memref<4x64xbf16>, vector<8xbf16>
+    %w = arith.extf %v : vector<8xbf16> to vector<8xf32>
+    %e = math.exp %w : vector<8xf32>
+    %l = math.log %e fastmath<nnan> : vector<8xf32>
+    %d = arith.divf %l, %s : vector<8xf32>
+    %m = arith.mulf %d, %s : vector<8xf32>
+    %b = arith.truncf %m : vector<8xf32> to vector<8xbf16>
+    vector.store %b, %out[%c0, %c0] : memref<4x64xbf16>, vector<8xbf16>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// A kernel that stores an f32 value too keeps the accurate forms.
+// CHECK-LABEL: func.func @mixed_kernel
+// CHECK:         math.exp %{{.*}} : vector<8xf32>
+// CHECK-NOT:     fastmath
+// CHECK:         gpu.terminator
+func.func @mixed_kernel(%x: memref<4x64xbf16>, %out: memref<4x64xbf16>, %sum: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%nx = %c1, %ny = %c1, %nz = %c1) {
+    %v = vector.load %x[%c0, %c0] : memref<4x64xbf16>, vector<8xbf16>
+    %w = arith.extf %v : vector<8xbf16> to vector<8xf32>
+    %e = math.exp %w : vector<8xf32>
+    %b = arith.truncf %e : vector<8xf32> to vector<8xbf16>
+    vector.store %b, %out[%c0, %c0] : memref<4x64xbf16>, vector<8xbf16>
+    %f = vector.extract %e[0] : f32 from vector<8xf32>
+    memref.store %f, %sum[%c0] : memref<4xf32>
+    gpu.terminator
+  }
+  return
+}
