@@ -2,7 +2,7 @@
 
     python bench/tune_suite.py                                  # both dtypes, every shape -> tune-suite.json
     python bench/tune_suite.py --dtype bf16 --filter softmax
-    python bench/tune_suite.py --ship python/fusec/data/tune-h200.json   # also merge the winners there
+    python bench/tune_suite.py --ship python/fusec/data/tune-h200.json   # also merge the results there
     python bench/tune_suite.py --cache FILE --ship python/fusec/data/tune-h200.json --ship-only  # merge only
 
 Same logic as `fusec tune` (fusec/tune.py: the candidates, the pruning of candidates that give the
@@ -16,8 +16,9 @@ the end each winner is timed again against the heuristic, alternately, with the 
 that no longer beats the heuristic by MARGIN is dropped. The table is written after every entry, so
 an interrupted run keeps what it measured; entries already in it are not measured again.
 
-`--ship FILE` merges the entries whose knobs differ from the heuristic's into FILE (the format of
-fusec's shipped table, `fusec/data/tune-h200.json`, the same as a cache's). Entries are keyed by the
+`--ship FILE` merges every entry into FILE (the format of fusec's shipped table,
+`fusec/data/tune-h200.json`, the same as a cache's): the winners, and the buckets where the
+heuristic won (knobs {}), so that the table says which buckets were measured. Entries are keyed by the
 GPU's name as torch reports it (e.g. `NVIDIA H200`).
 """
 
@@ -304,15 +305,17 @@ def run(args, log) -> dict:
 
 
 def ship(path: str, cache: str, log) -> None:
-    """Merge the cache's entries whose knobs are not the heuristic's into the table at `path`."""
+    """Merge every entry of the cache into the table at `path`: the winners, and the buckets where
+    the heuristic won (knobs {}): a bucket the table holds is one a compile need not tune again."""
     from fusec.tune import _write
     from fusec.tuning import load_table
 
     shipped = load_table(path)
-    tuned = {k: e for k, e in load_table(cache).items() if e.get("knobs")}
-    shipped.update(tuned)
+    measured = load_table(cache)
+    shipped.update(measured)
     _write(path, shipped)
-    log(f"tune_suite: {_count(len(tuned), 'tuned entry', 'tuned entries')} merged into {path} "
+    tuned = sum(1 for e in measured.values() if e.get("knobs"))
+    log(f"tune_suite: {_count(len(measured), 'entry', 'entries')} merged into {path}, {tuned} with tuned knobs "
         f"({len(shipped)} in all)")
 
 

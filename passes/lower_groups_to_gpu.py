@@ -16,7 +16,8 @@ Three schedules, tried in this order (the first that fits the group wins):
   row_loop  (rows longer than `row-registers` elements per thread) one block per row, threads
         striding over the row once per reduction and again for the epilogue, `row-unroll` vectors
         per thread per trip.
-  flat  (pointwise groups) one thread per vector of the output.
+  flat  (pointwise groups) one thread per vector of the output, or per `vectors` vectors, their loads
+        issued together.
 The kernel bodies are built by `group_kernel.Kernel`. Each gpu.launch records the schedule it got
 (`fusec.schedule`: `fusec --emit schedule` prints it), and the `schedule` option changes one
 group's knobs (`fusec --schedule FILE`, `fusec tune`).
@@ -59,8 +60,9 @@ OPTIONS = {"threads-per-block": (256, "threads per block (rows use fewer when ro
                                  "loop over memory (0: always loop)"),
            "row-prefetch": (True, "load the epilogue's inputs before the row's reductions, when registers allow"),
            "row-unroll": (4, "vectors per thread each trip of a row loop handles (loads in flight per thread)"),
-           "row-vectors": (0, "vectors each thread of a row_registers kernel holds, which sets the threads per row "
-                              "(0: the heuristic, `row_threads`)"),
+           "vectors": (0, "vectors each thread handles: in a row_registers kernel the vectors of the row it holds, "
+                          "which sets the threads per row; in a flat kernel the vectors it loads together "
+                          "(0: the heuristic: `row_threads`, and 1 for flat kernels)"),
            "schedule": ("", "per-group overrides of the five knobs above, GROUP.KNOB=VALUE separated by commas: "
                             "0.row_prefetch=0,1.threads_per_block=512 (what --schedule FILE becomes)")}
 
@@ -141,7 +143,7 @@ def lower_group(group_ops, knobs: dict, gid: int = 0) -> None:
                       for n in dict.fromkeys([lanes, 1])]
     else:
         lanes = _vector_lanes(members, outputs)
-        schedules = [lambda made, n=n: _flat_kernel(members, reductions, outputs, threads, made, n)
+        schedules = [lambda made, n=n: _flat_kernel(members, reductions, outputs, threads, made, n, knobs["vectors"])
                      for n in dict.fromkeys([lanes, 1])]
     why = None
     for build in schedules:
@@ -251,7 +253,7 @@ def _row_registers(members, reductions, outputs, made, lanes, knobs):
     if lanes > 1 and (cols[-1] % lanes or in_map != ir.AffineMap.get_identity(in_map.n_dims, context=in_map.context)):
         raise Unsupported("rows not a whole number of vectors")
     n_rows, n_vectors = math.prod(rows), math.prod(cols) // lanes
-    threads, per_thread = row_threads(n_vectors, n_rows, knobs["row_vectors"])
+    threads, per_thread = row_threads(n_vectors, n_rows, knobs["vectors"])
     if per_thread * lanes > knobs["row_registers"]:
         raise Unsupported(f"a row of {math.prod(cols)} does not fit in registers")
     body = _launch(n_rows, threads, made)
@@ -460,8 +462,9 @@ def _row_kernel(members, reductions, outputs, threads, made, lanes=1, unroll=4):
         gpu.TerminatorOp()
 
 
-def _flat_kernel(members, reductions, outputs, threads, made, lanes=1):
-    """A thread per `lanes` consecutive elements of the output (one 128-bit store when lanes > 1)."""
+def _flat_kernel(members, reductions, outputs, threads, made, lanes=1, vectors=0):
+    """A thread per `lanes` consecutive elements of the output (one 128-bit store when lanes > 1), or
+    per `vectors` such vectors (`_flat_vectors`)."""
     shapes = {w.shape for _, w in outputs}
     if len(shapes) != 1:
         raise Unsupported("outputs of different shapes")
@@ -471,6 +474,9 @@ def _flat_kernel(members, reductions, outputs, threads, made, lanes=1):
     total = math.prod(shape) // lanes
     if total == 0:
         return
+    per_thread = max(1, min(vectors or 1, -(-total // threads)))
+    if per_thread > 1:
+        return _flat_vectors(outputs, shape, total, threads, made, lanes, per_thread)
     body = _launch(-(-total // threads), threads, made)
     _describe(body, schedule="flat", elements=math.prod(shape), threads=threads, lanes=lanes)
     bx, tx = body.arguments[0], body.arguments[3]
@@ -488,8 +494,34 @@ def _flat_kernel(members, reductions, outputs, threads, made, lanes=1):
         gpu.TerminatorOp()
 
 
+def _flat_vectors(outputs, shape, total, threads, made, lanes, per_thread):
+    """A flat kernel whose threads handle `per_thread` vectors each: vector j of thread t of block b
+    is b * threads * per_thread + j * threads + t (each j a coalesced sweep of the block's threads).
+    Every value is computed, its loads issued together, before the first store, so a thread has
+    `per_thread` loads in flight; a vector past the end loads the last one and is not stored."""
+    span = threads * per_thread
+    body = _launch(-(-total // span), threads, made)
+    _describe(body, schedule="flat", elements=math.prod(shape), threads=threads, lanes=lanes,
+              vectors_per_thread=per_thread)
+    bx, tx = body.arguments[0], body.arguments[3]
+    kernel = Kernel(lanes)
+    with ir.InsertionPoint(body):
+        base = arith.AddIOp(arith.MulIOp(bx, const(span)).result, tx).result
+        slots = []
+        for j in range(per_thread):
+            v, valid = (arith.AddIOp(base, const(j * threads)).result if j else base), None
+            if total % span:
+                valid = arith.CmpIOp(arith.CmpIPredicate.ult, v, const(total)).result
+                v = arith.MinUIOp(v, const(total - 1)).result
+            first = arith.MulIOp(v, const(lanes)).result if lanes > 1 else v
+            slots.append((delinearize(first, list(shape)) if shape else [], valid))
+        values = [[kernel.widen(kernel.value(w, b, point, lanes), lanes) for b, w in outputs] for point, _ in slots]
+        for (point, valid), vals in zip(slots, values):
+            _store_where(kernel, valid, outputs, vals, point)
+        gpu.TerminatorOp()
+
 def run(module_op, pass_, threads_per_block: int = 256, row_registers: int = 32, row_prefetch: bool = True,
-        row_unroll: int = 4, row_vectors: int = 0, schedule: str = "") -> None:
+        row_unroll: int = 4, vectors: int = 0, schedule: str = "") -> None:
     groups: dict = {}
     module_op.walk(lambda op: (groups.setdefault(ir.IntegerAttr(op.attributes["fusec.group"]).value, []).append(op)
                                if "fusec.group" in op.attributes else None) or ir.WalkResult.ADVANCE)
@@ -506,7 +538,7 @@ def run(module_op, pass_, threads_per_block: int = 256, row_registers: int = 32,
         pass_.signal_pass_failure()
         return
     defaults = {"threads_per_block": threads_per_block, "row_registers": row_registers,
-                "row_prefetch": row_prefetch, "row_unroll": row_unroll, "row_vectors": row_vectors}
+                "row_prefetch": row_prefetch, "row_unroll": row_unroll, "vectors": vectors}
     for gid, ops in groups.items():
         kind = ir.StringAttr(ops[0].attributes["fusec.group_kind"]).value
         knobs = {**defaults, **overrides.get(gid, {})}

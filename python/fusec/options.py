@@ -36,7 +36,7 @@ class CompileOptions:
     row_registers: int = 32  # most elements of a row a thread keeps in registers; longer rows loop
     row_prefetch: bool = True  # row kernels load the epilogue's inputs before the reductions
     row_unroll: int = 4  # vectors per thread per trip of a row loop (rows too long for registers)
-    row_vectors: int = 0  # vectors each thread of a row kernel holds (sets threads per row); 0: the heuristic
+    vectors: int = 0  # vectors each thread handles (row kernels: sets threads per row); 0: the heuristic
     schedule: str = ""  # per-kernel knob overrides, GROUP.KNOB=VALUE,... (fusec.schedule; --schedule FILE)
     tuning: bool = True  # without a schedule: use tuned schedules from the tuning tables (fusec.tuning)
 
@@ -69,9 +69,9 @@ class CompileOptions:
             raise FusecError(f"row_prefetch must be True or False, not {self.row_prefetch!r}")
         if not (isinstance(self.row_unroll, int) and 1 <= self.row_unroll <= 16):
             raise FusecError(f"row_unroll must be in [1, 16], not {self.row_unroll!r}")
-        if not (isinstance(self.row_vectors, int) and not isinstance(self.row_vectors, bool)
-                and 0 <= self.row_vectors <= 16):
-            raise FusecError(f"row_vectors must be in [0, 16], not {self.row_vectors!r}")
+        if not (isinstance(self.vectors, int) and not isinstance(self.vectors, bool)
+                and 0 <= self.vectors <= 16):
+            raise FusecError(f"vectors must be in [0, 16], not {self.vectors!r}")
         from .schedule import parse_overrides
 
         try:

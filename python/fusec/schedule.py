@@ -2,13 +2,13 @@
 
 The algorithm (what each kernel computes) is fixed by the fusion decisions; its schedule (how the
 GPU's threads share the work) is chosen by `--fusec-lower-groups-to-gpu` from five knobs: the
-compile options `threads_per_block`, `row_registers`, `row_prefetch`, `row_unroll` and `row_vectors`.
+compile options `threads_per_block`, `row_registers`, `row_prefetch`, `row_unroll` and `vectors`.
 The knobs can also be set per kernel: the kernel's fusion group id, then the knob. `--emit schedule` prints
 
     {"kernels": [
       {"kernel": "main_kernel_0", "group": 0, "schedule": "row_registers", "grid": [8, 1, 1], "block": [256, 1, 1], ...,
        "knobs": {"threads_per_block": 256, "row_registers": 32, "row_prefetch": true, "row_unroll": 4,
-                 "row_vectors": 0}},
+                 "vectors": 0}},
       ...]}
 
 and `--schedule FILE` takes the same document back (edited), applying each kernel's `knobs` to its
@@ -32,7 +32,7 @@ KNOBS = {
     "row_registers": (int, lambda v: 0 <= v <= 128, "in [0, 128]"),
     "row_prefetch": (bool, lambda v: True, "true or false"),
     "row_unroll": (int, lambda v: 1 <= v <= 16, "in [1, 16]"),
-    "row_vectors": (int, lambda v: 0 <= v <= 16, "in [0, 16] (0: the heuristic)"),
+    "vectors": (int, lambda v: 0 <= v <= 16, "in [0, 16] (0: the heuristic)"),
 }
 
 

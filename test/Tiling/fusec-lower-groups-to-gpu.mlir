@@ -1,9 +1,10 @@
-// RUN: fusec-opt %s --split-input-file --fusec-lower-groups-to-gpu=row-vectors=4 | FileCheck %s
+// RUN: fusec-opt %s --split-input-file --fusec-lower-groups-to-gpu=vectors=4 | FileCheck %s
 // RUN: fusec-opt %s --split-input-file --fusec-lower-groups-to-gpu | FileCheck %s --check-prefix=FEW
+// RUN: fusec-opt %s --split-input-file --fusec-lower-groups-to-gpu=vectors=2 | FileCheck %s --check-prefix=V2
 // RUN: fusec-opt %s --split-input-file --fusec-lower-groups-to-gpu=threads-per-block=64 | FileCheck %s --check-prefix=T64
 
 // A row group (sum of squares, then x / sum) on buffers, in the registers schedule: one block per
-// row of 300 floats = 75 vectors of 4, so, at 4 vectors per thread (row-vectors=4, the heuristic
+// row of 300 floats = 75 vectors of 4, so, at 4 vectors per thread (vectors=4, the heuristic
 // for more than 64 rows), one warp, 3 vectors per thread. With only 4 rows the heuristic spreads a
 // row over more threads, one vector each (the FEW checks: 75 vectors, 96 threads, one load each). Each thread issues its
 // three 128-bit loads first, together (the prefetch), then folds them into a vector of partial sums (its third vector, past
@@ -68,16 +69,34 @@ func.func @row(%x: memref<4x300xf32>, %out: memref<4x300xf32>) {
 
 // -----
 
-// A pointwise group: one thread per element, a bounds check, both ops evaluated in registers.
+// A pointwise group: one thread per element, a bounds check, both ops evaluated in registers (the
+// FEW run has the default knobs).
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #col = affine_map<(d0, d1) -> (d1)>
-// CHECK-LABEL: func.func @flat
-// CHECK:         gpu.launch blocks({{.*}}) in (%{{.*}} = %c5{{.*}}, {{.*}}) threads({{.*}}) in (%{{.*}} = %c256
-// CHECK:           arith.cmpi ult, %{{.*}}, %c1111
-// CHECK:           scf.if
-// CHECK:             math.exp
-// CHECK:             arith.addf
-// CHECK:             memref.store
+// FEW-LABEL: func.func @flat
+// FEW:         gpu.launch blocks({{.*}}) in (%{{.*}} = %c5{{.*}}, {{.*}}) threads({{.*}}) in (%{{.*}} = %c256
+// FEW:           arith.cmpi ult, %{{.*}}, %c1111
+// FEW:           scf.if
+// FEW:             math.exp
+// FEW:             arith.addf
+// FEW:             memref.store
+// With vectors=2 each thread takes two elements, 256 apart, so 3 blocks of 512: both values are
+// computed (their loads issued together) before either store; the second is past the end for some
+// threads, so its index is clamped for the loads and its store is guarded.
+// V2-LABEL: func.func @flat
+// V2:         gpu.launch blocks({{.*}}) in (%{{.*}} = %c3{{.*}}, {{.*}}) threads({{.*}}) in (%{{.*}} = %c256
+// V2:           %[[FIRST:.*]] = arith.addi
+// V2:           %[[IN0:.*]] = arith.cmpi ult, %[[FIRST]], %c1111
+// V2:           %[[SECOND:.*]] = arith.addi %[[FIRST]], %c256
+// V2:           %[[IN1:.*]] = arith.cmpi ult, %[[SECOND]], %c1111
+// V2:           arith.minui %[[SECOND]], %c1110
+// V2-COUNT-2:   math.exp
+// V2-NOT:       memref.store
+// V2:           scf.if %[[IN0]]
+// V2-NEXT:        memref.store
+// V2:           scf.if %[[IN1]]
+// V2-NEXT:        memref.store
+// V2:         vectors_per_thread = 2
 func.func @flat(%x: memref<11x101xf32>, %b: memref<101xf32>, %out: memref<11x101xf32>) {
   %tmp = memref.alloc() : memref<11x101xf32>
   linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
