@@ -18,7 +18,7 @@ import sys
 import torch
 
 from fusec.bench import (DTYPES, LARGE_SHAPES, check_outputs, compile_entry, device_copy_GBs, gpu_time_us,
-                         reference, suite_entries)
+                         reference, suite_entries, warm_up)
 
 
 def _variant(text: str) -> dict:
@@ -45,7 +45,7 @@ def sweep_entry(entry, variants, copy_GBs: float, repeat: int) -> list[dict]:
                 eager = model.to("cuda") if isinstance(model, torch.nn.Module) else model
                 ref = reference(eager, inputs)
             check_outputs(compiled(*inputs), ref)
-            gpu_time_us(lambda: compiled(*inputs), 5, 1)  # discarded: a first timing can run slow
+            warm_up(lambda: compiled(*inputs), 1)  # a first timing can run slow
             us, _ = gpu_time_us(lambda: compiled(*inputs), repeat, 1)
             step = compiled.manifest["steps"][0]
             row.update(us=us, pct_copy=100 * entry.bytes / us / 1e3 / copy_GBs, grid=step["grid"], block=step["block"])

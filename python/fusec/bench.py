@@ -139,6 +139,18 @@ def suite_entries(shapes, dtypes, pattern) -> list[Entry]:
 
 # ---- measuring ------------------------------------------------------------------------------------
 
+WARM_UP_US = 100_000  # GPU time a kernel runs, untimed, before it is timed
+
+
+def warm_up(fn, calls: int) -> None:
+    """Run `fn` for about WARM_UP_US of GPU time and discard the timing. On the H200 a first timing
+    after other work (the float64 reference, another schedule's timing) ran up to 10% slow, and a
+    short discarded timing (5 replays, ~1.5 ms at 1 GB) did not always absorb it: the same untuned
+    kernel timed twice in a row differed by up to 10% on the largest bf16 entries."""
+    us, _ = gpu_time_us(fn, 5, calls)
+    gpu_time_us(fn, max(5, min(1000, int(WARM_UP_US / max(us * calls, 1e-3)))), calls)
+
+
 def gpu_time_us(fn, repeat: int, calls: int, graph: bool = True) -> tuple[float, str]:
     """Median GPU time of one call of `fn` in µs, and how it was timed.
 
@@ -291,9 +303,7 @@ def run_entry(entry: Entry, options: dict, copy_GBs: float, repeat: int, debug: 
                 row["tuned"] = dict(sorted(compiled.compilation.tuned.items()))
             untuned = _heuristic_compile(entry, options, inputs, ref, row)
         del ref
-        # A first timing right after the float64 reference ran up to 10% slow on the H200 (the same
-        # kernel, timed again, was not): it is done once and discarded.
-        gpu_time_us(lambda: compiled(*inputs), 5, LATENCY_CALLS if entry.latency else 1)
+        warm_up(lambda: compiled(*inputs), LATENCY_CALLS if entry.latency else 1)
         row["fusec"] = measure(lambda: compiled(*inputs), entry, copy_GBs, repeat)
         if untuned is not None:
             _time_heuristic(untuned, inputs, entry, copy_GBs, repeat, row)
@@ -339,7 +349,7 @@ def _heuristic_compile(entry: Entry, options: dict, inputs, ref, row: dict):
 
 def _time_heuristic(untuned, inputs, entry: Entry, copy_GBs: float, repeat: int, row: dict) -> None:
     try:
-        gpu_time_us(lambda: untuned(*inputs), 5, LATENCY_CALLS if entry.latency else 1)  # discarded, as for fusec
+        warm_up(lambda: untuned(*inputs), LATENCY_CALLS if entry.latency else 1)
         row["heuristic"] = measure(lambda: untuned(*inputs), entry, copy_GBs, repeat)
         row["tuned_over_heuristic"] = row["heuristic"]["us"] / row["fusec"]["us"]
     except Exception as err:  # noqa: BLE001 - a note, as in _heuristic_compile

@@ -260,11 +260,11 @@ def _gpu_timer(spec, repeat: int):
 
 
 def time_call(fn, inputs, repeat: int, calls: int) -> float:
-    """GPU µs of one call `fn(*inputs)`, as fusec bench times it: a first short timing discarded."""
-    from .bench import gpu_time_us
+    """GPU µs of one call `fn(*inputs)`, as fusec bench times it, after the same warm-up."""
+    from .bench import gpu_time_us, warm_up
 
     fn(*inputs)
-    gpu_time_us(lambda: fn(*inputs), 5, calls)
+    warm_up(lambda: fn(*inputs), calls)
     return gpu_time_us(lambda: fn(*inputs), repeat, calls)[0]
 
 
