@@ -9,7 +9,8 @@ access, or any use of uninitialised memory, the kernels make:
 The shapes cover each schedule: rows in registers (4x4096), a masked tail (37x1001: not a whole
 number of 128-bit vectors, the scalar path), single rows and elements (1x7), rows too long for
 registers (2x65536: the row loop, vectorized; 3x40000: its last trip masked) and an odd suite width
-(2x11008).
+(2x11008). `--vectors N` compiles every kernel with that many vectors per thread (the `vectors`
+knob: flat kernels then load N vectors together, with a masked last block).
 """
 
 from __future__ import annotations
@@ -23,7 +24,12 @@ from fusec.bench import DTYPES, check_outputs, compile_entry, reference, suite_e
 SHAPES = [(4, 4096), (37, 1001), (1, 7), (2, 11008), (2, 65536), (3, 40000)]
 
 
-def main() -> int:
+def main(argv=None) -> int:
+    import argparse
+
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--vectors", type=int, default=0, help="the `vectors` knob for every kernel (0: the heuristic)")
+    args = p.parse_args(argv)
     failed = 0
     entries = suite_entries(SHAPES, sorted(DTYPES), None)
     for entry in entries:
@@ -31,7 +37,7 @@ def main() -> int:
         inputs = tuple(torch.randn(s, generator=gen, dtype=DTYPES[entry.dtype], device="cuda")
                        for s in entry.shapes(entry.workload.inputs))
         try:
-            compiled, model = compile_entry(entry)
+            compiled, model = compile_entry(entry, vectors=args.vectors)
             eager = model.to("cuda") if isinstance(model, torch.nn.Module) else model
             check_outputs(compiled(*inputs), reference(eager, inputs))
             torch.cuda.synchronize()
