@@ -53,8 +53,8 @@ def _bufferize_and_map(o: CompileOptions) -> list[str]:
         "fusec-dissolve-groups",
         "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}",
         f"fusec-lower-groups-to-gpu{{threads-per-block={o.threads_per_block} row-registers={o.row_registers} "
-        f"row-prefetch={int(o.row_prefetch)} row-unroll={o.row_unroll} vectors={o.vectors}" + (f" schedule={o.schedule}" if o.schedule else "")
-        + "}",
+        f"row-prefetch={int(o.row_prefetch)} row-unroll={o.row_unroll} vectors={o.vectors}"
+        + (f" schedule={o.schedule}" if o.schedule else "") + "}",
         "fusec-one-plus-tanh",
         "fusec-fast-math-16bit",
         "canonicalize",

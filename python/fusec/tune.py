@@ -2,8 +2,9 @@
 
 For every kernel of the model (a fusion group) whose (signature, bucket) the tuning cache does not
 hold yet: list candidate knob settings (`fusec.schedule.KNOBS`) for the kind of kernel it is (flat:
-threads per block and vectors per thread; row: rows in registers or not, prefetch, vectors per thread, and for the row
-loop threads and unroll), compile the model with each candidate for that kernel alone, prune them
+threads per block and vectors per thread; row: rows in registers or not, prefetch, vectors per
+thread, and for the row loop threads and unroll), compile the model with each candidate for that
+kernel alone, prune them
 with a simple model (candidates that yield the same schedule as another, or as the heuristic, are
 one candidate: the schedule each got is read back from the tiled stage), time the whole model on
 the GPU for each remaining one (CUDA events around CUDA-graph replays, as `fusec bench` does) and
