@@ -12,7 +12,9 @@ Three schedules, tried in this order (the first that fits the group wins):
         chosen from the row length (`row_threads`); each thread loads its slice of the row once, in
         128-bit vectors, and keeps it in registers for every reduction and the epilogue; the rows
         only the epilogue reads are loaded before the first reduction when registers allow
-        (`_prefetch`); lanes are folded, then `gpu.all_reduce` combines the block's threads.
+        (`_prefetch`); lanes are folded, then `gpu.all_reduce` combines the block's threads. With a
+        `vectors` knob that asks for more of the row per thread than `row-registers` holds, a thread
+        keeps what fits and reads the rest again for each phase (the hybrid).
   row_loop  (rows longer than `row-registers` elements per thread) one block per row, threads
         striding over the row once per reduction and again for the epilogue, `row-unroll` vectors
         per thread per trip.
@@ -244,17 +246,27 @@ def row_threads(n_vectors: int, n_rows: int, vectors: int = 0) -> tuple[int, int
     return threads, -(-n_vectors // threads)
 
 
+_MAX_SLOTS = 16  # most vectors per thread a row_registers kernel unrolls
+
+
 def _row_registers(members, reductions, outputs, made, lanes, knobs):
     """Block per row; each thread loads its slice of the row once, in `lanes`-wide vectors, keeps it in
     registers for every reduction and the epilogue; reductions fold lanes, then `gpu.all_reduce`
-    (warp shuffles, one shared-memory step) combines the threads."""
+    (warp shuffles, one shared-memory step) combines the threads.
+
+    A `vectors` knob that gives a thread more of the row than `row_registers` elements makes a
+    hybrid: the thread keeps its first `row_registers` elements in registers and reads the rest again
+    for each reduction and for the epilogue (from L2: the blocks in flight hold a few MB of rows).
+    Fewer threads per row with fewer registers each let two blocks share an SM where the row in
+    registers would take a whole one (a 32768-float row: 1024 threads x 32 registers of it)."""
     in_map, full, rows, cols = _row_space(reductions[0])
     per_row = _check_row_group(reductions, outputs, in_map, full, rows)
     if lanes > 1 and (cols[-1] % lanes or in_map != ir.AffineMap.get_identity(in_map.n_dims, context=in_map.context)):
         raise Unsupported("rows not a whole number of vectors")
     n_rows, n_vectors = math.prod(rows), math.prod(cols) // lanes
     threads, per_thread = row_threads(n_vectors, n_rows, knobs["vectors"])
-    if per_thread * lanes > knobs["row_registers"]:
+    held = min(per_thread, knobs["row_registers"] // lanes)
+    if held < per_thread and not (knobs["vectors"] and held and per_thread <= _MAX_SLOTS):
         raise Unsupported(f"a row of {math.prod(cols)} does not fit in registers")
     body = _launch(n_rows, threads, made)
     bx, tx = body.arguments[0], body.arguments[3]
@@ -274,13 +286,18 @@ def _row_registers(members, reductions, outputs, made, lanes, knobs):
             slots.append((row + delinearize(col, list(cols)), valid))
         prefetched = knobs["row_prefetch"] and _prefetch(kernel, members, reductions, slots, full, in_map, lanes,
                                                          threads)
+        reread = {v for point, _ in slots[held:] for v in point[len(row):]}
         _describe(body, schedule="row_registers", rows=n_rows, row_length=math.prod(cols), threads=threads,
-                  lanes=lanes, vectors_per_thread=per_thread, prefetch=bool(prefetched))
-        for z in reductions:
+                  lanes=lanes, vectors_per_thread=per_thread, prefetch=bool(prefetched),
+                  **({"vectors_in_registers": held} if reread else {}))
+        for i, z in enumerate(reductions):
             element_type = ir.MemRefType(z.out.type).element_type
             comb_name = combiner(z.op).name
+            if i:
+                _forget(kernel, reread)
             acc = _fold(kernel, z, slots, kernel.widen(identity(comb_name, element_type), lanes), lanes)
             _finish_reduction(kernel, z, acc, lanes, row, cols)
+        _forget(kernel, reread)
         row_outputs = [(b, w) for b, w in outputs if w.shape == full and w.kind != "reduction"]
         for point, valid in slots:
             index = apply_map(in_map, point)
@@ -288,6 +305,13 @@ def _row_registers(members, reductions, outputs, made, lanes, knobs):
                                                       for b, w in row_outputs], index)
         _store_row_values(kernel, tx, row, rows, cols, outputs, row_outputs, per_row)
         gpu.TerminatorOp()
+
+
+def _forget(kernel, columns) -> None:
+    """Drop the kernel's loaded and computed values at the given column indices: the next use loads
+    them again (the hybrid row_registers schedule's slots past the registers)."""
+    if columns:
+        kernel.cache = {k: v for k, v in kernel.cache.items() if not any(x in columns for x in k[1])}
 
 
 # Registers of row data a thread of a block of `threads` may hold for the prefetch: its share of the

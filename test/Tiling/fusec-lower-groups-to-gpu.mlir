@@ -1,6 +1,7 @@
 // RUN: fusec-opt %s --split-input-file --fusec-lower-groups-to-gpu=vectors=4 | FileCheck %s
 // RUN: fusec-opt %s --split-input-file --fusec-lower-groups-to-gpu | FileCheck %s --check-prefix=FEW
 // RUN: fusec-opt %s --split-input-file --fusec-lower-groups-to-gpu=vectors=2 | FileCheck %s --check-prefix=V2
+// RUN: fusec-opt %s --split-input-file '--fusec-lower-groups-to-gpu=row-registers=4 vectors=3' | FileCheck %s --check-prefix=HYB
 // RUN: fusec-opt %s --split-input-file --fusec-lower-groups-to-gpu=threads-per-block=64 | FileCheck %s --check-prefix=T64
 
 // A row group (sum of squares, then x / sum) on buffers, in the registers schedule: one block per
@@ -21,6 +22,16 @@
 // FEW:             gpu.all_reduce
 // FEW-NOT:         vector.load
 // FEW:           {fusec.schedule = {{{.*}}threads = 96 : i64, vectors_per_thread = 1 : i64}}
+// The hybrid (HYB): 3 vectors per thread asked for, registers for 4 floats (one vector): each
+// thread keeps its first vector and reads the other two again for the epilogue.
+// HYB-LABEL:   func.func @row
+// HYB-COUNT-3:     vector.load
+// HYB:             gpu.all_reduce
+// HYB:             vector.store
+// HYB-NEXT:        vector.load
+// HYB:             vector.store
+// HYB-NEXT:        vector.load
+// HYB:           {fusec.schedule = {{{.*}}vectors_in_registers = 1 : i64, vectors_per_thread = 3 : i64}}
 // CHECK-LABEL: func.func @row
 // CHECK-SAME:    (%[[X:.*]]: memref<4x300xf32>, %[[OUT:.*]]: memref<4x300xf32>)
 // CHECK-NOT:     linalg.
@@ -142,20 +153,21 @@ func.func @hazard(%x: memref<8x8xf32>) {
 // sum, then again for the epilogue. Each trip handles 4 vectors per thread (row-unroll), their
 // loads issued together; the last trip masks the vectors past the row (10000 is not a multiple of
 // 4 x 256). The launch records the schedule it got (`fusec.schedule`: `--emit schedule` prints it);
-// the `schedule` option changes one group's knobs (the U1 checks: group 0 with row_unroll=1).
+// the `schedule` option changes one group's knobs (the U1 checks: group 0 with row_unroll=1). (With
+// an explicit `vectors`, as in the CHECK run, the row would take the hybrid registers schedule.)
 // RUN: fusec-opt %s --split-input-file --fusec-lower-groups-to-gpu=schedule=0.row_unroll=1 | FileCheck %s --check-prefix=U1
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d0)>
-// CHECK-LABEL: func.func @long_row
-// CHECK:         gpu.launch {{.*}} threads(%[[TX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c256
-// CHECK:           scf.for %{{.*}} = %[[TX]] to %c10000{{.*}} step %c1024{{.*}} iter_args({{.*}}) -> (vector<4xf32>)
-// CHECK-COUNT-4:     vector.load
-// CHECK:             arith.select
-// CHECK:           vector.reduction <add>
-// CHECK:           gpu.all_reduce add
-// CHECK:           scf.for %{{.*}} = %[[TX]] to %c10000{{.*}} step %c1024{{.*}} {
-// CHECK:             vector.store
-// CHECK:         } {fusec.schedule = {group = 0 : i64, lanes = 4 : i64, row_length = 40000 : i64, rows = 2 : i64, schedule = "row_loop", threads = 256 : i64, unroll = 4 : i64}}
+// FEW-LABEL:   func.func @long_row
+// FEW:           gpu.launch {{.*}} threads(%[[TX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c256
+// FEW:             scf.for %{{.*}} = %[[TX]] to %c10000{{.*}} step %c1024{{.*}} iter_args({{.*}}) -> (vector<4xf32>)
+// FEW-COUNT-4:       vector.load
+// FEW:               arith.select
+// FEW:             vector.reduction <add>
+// FEW:             gpu.all_reduce add
+// FEW:             scf.for %{{.*}} = %[[TX]] to %c10000{{.*}} step %c1024{{.*}} {
+// FEW:               vector.store
+// FEW:           } {fusec.schedule = {group = 0 : i64, lanes = 4 : i64, row_length = 40000 : i64, rows = 2 : i64, schedule = "row_loop", threads = 256 : i64, unroll = 4 : i64}}
 // T64-LABEL: func.func @long_row
 // T64:         threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c64
 // U1-LABEL: func.func @long_row
