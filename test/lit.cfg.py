@@ -7,7 +7,8 @@ plain defaults, the running Python and the tools installed beside it (`pip insta
 Substitutions: fusec, fusec-opt, FileCheck (the Python `filecheck`), %python, %ptxas, %examples
 (the model files in examples/); `not` is lit's builtin.
 Features: `cuda` when a GPU answers, `ptxas` when ptxas is found, `non-root-user` unless root runs
-the tests, `browser` when a Chromium or Chrome is on PATH (%browser: it, headless).
+the tests, `browser` when a Chromium or Chrome is found ($FUSEC_BROWSER, tools/install-browser's, or
+on PATH; %browser: it, headless).
 """
 
 import os
@@ -107,13 +108,31 @@ if has_cuda:
 else:
     lit_config.note("no CUDA GPU: tests that REQUIRE cuda are unsupported")
 
-# A headless browser, for the walkthrough page's test (test/Tools/explain-html-browser.test).
-browser = next(filter(None, (shutil.which(name, path=config.environment.get("PATH")) for name in
-                             ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome",
-                              "headless_shell"))), None)
+# A headless browser, for the walkthrough page's test (test/Tools/explain-html-browser.test): the
+# program $FUSEC_BROWSER names, else the one tools/install-browser put in the user's cache
+# ($XDG_CACHE_HOME/fusec/browser, else ~/.cache/fusec/browser), else a Chromium or Chrome on PATH.
+# None (CI): the feature is off and the test is unsupported.
+def find_browser():
+    if os.environ.get("FUSEC_BROWSER"):
+        path = shutil.which(os.environ["FUSEC_BROWSER"])
+        if path:
+            return path
+        lit_config.warning(f"FUSEC_BROWSER={os.environ['FUSEC_BROWSER']} is not a program: ignored")
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    installed = os.path.join(cache, "fusec", "browser", "headless-shell")
+    if os.path.isfile(installed) and os.access(installed, os.X_OK):
+        return installed
+    return next(filter(None, (shutil.which(name, path=config.environment.get("PATH")) for name in
+                              ("chromium", "chromium-browser", "chromium-headless-shell", "chrome-headless-shell",
+                               "google-chrome", "google-chrome-stable", "chrome", "headless_shell"))), None)
+
+
+browser = find_browser()
 if browser:
     config.available_features.add("browser")
     # --no-sandbox: Chrome's sandbox refuses to start as root (CI containers).
     config.substitutions.append(("%browser", f"{browser} --headless --disable-gpu --no-sandbox"))
+    lit_config.note(f"browser: {browser}")
 else:
-    lit_config.note("no chromium or chrome on PATH: tests that REQUIRE browser are unsupported")
+    lit_config.note("no browser ($FUSEC_BROWSER, tools/install-browser's, or chromium or chrome on PATH): "
+                    "tests that REQUIRE browser are unsupported")
