@@ -24,7 +24,7 @@ h3 { font-size: 1.05rem; margin-bottom: .3rem; }
 code, pre { font: 12.5px/1.45 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
 pre { background: var(--bg2); border: 1px solid var(--line); border-radius: 6px; padding: .6rem .8rem;
       overflow: auto; max-height: 32rem; margin: .3rem 0; }
-table { border-collapse: collapse; margin: .4rem 0; font-size: 13.5px; }
+table { border-collapse: collapse; margin: .4rem 0; font-size: 13.5px; display: block; max-width: 100%; overflow-x: auto; }
 th, td { border: 1px solid var(--line); padding: 2px 8px; vertical-align: top; text-align: left; }
 th { background: var(--bg2); }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }

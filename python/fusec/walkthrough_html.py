@@ -23,7 +23,8 @@ __all__ = ["render_page", "write_walkthrough"]
 
 def _table(head: list, rows: list, cls: str = "") -> str:
     """`rows` hold cells already escaped; a numeric-looking cell is right-aligned by the CSS."""
-    out = [f'<table class="{cls}"><thead><tr>' + "".join(f"<th>{escape(h)}</th>" for h in head) + "</tr></thead><tbody>"]
+    thead = "<thead><tr>" + "".join(f"<th>{escape(h)}</th>" for h in head) + "</tr></thead>" if any(head) else ""
+    out = [f'<table class="{cls}">{thead}<tbody>']
     for row in rows:
         out.append("<tr>" + "".join(f'<td class="num">{c}</td>' if isinstance(c, int) else f"<td>{c}</td>"
                                     for c in row) + "</tr>")
@@ -102,7 +103,7 @@ def _schedule(e, comp) -> str:
         if "grid" in s:
             threads = math.prod(s["grid"]) * math.prod(s["block"])
             rows += [["grid (blocks)", escape(str(tuple(s["grid"])))], ["block (threads)", escape(str(tuple(s["block"])))],
-                     ["threads in all", threads], ["shared memory", f"{s.get('shared_bytes', 0)} bytes"]]
+                     ["threads in all", str(threads)], ["shared memory", f"{s.get('shared_bytes', 0)} bytes"]]
         else:
             threads = 0
             rows.append(["where", "on the cpu: one call, loops inside"])

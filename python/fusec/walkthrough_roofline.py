@@ -102,7 +102,9 @@ def roofline_svg(bench: dict, model: str, fused_bytes: int) -> tuple[str, list]:
         roof.append((knee, copy))
     roof.append((10 ** x1, min(copy, 10 ** x1 / t0 / 1e3)))
     parts.append('<polyline class="roof" points="' + " ".join(f"{sx(b):.1f},{sy(g):.1f}" for b, g in roof) + '"/>')
-    parts.append(f'<text x="{LEFT + pw - 4}" y="{sy(copy) - 6:.1f}" text-anchor="end">device copy '
+    # The roof's label starts just right of the knee, clear of the large shapes' marks at its far end.
+    label_x = sx(knee) + 6 if 10 ** x0 < knee < 10 ** x1 else LEFT + 6
+    parts.append(f'<text x="{label_x:.1f}" y="{sy(copy) - 6:.1f}" text-anchor="start">device copy '
                  f'{copy:.0f} GB/s</text>')
     (ax, ay), (bx, by) = roof[0], roof[1]  # the label sits just right of (below) the middle of the slope
     mx, my = (sx(ax) + sx(bx)) / 2, (sy(ay) + sy(by)) / 2
