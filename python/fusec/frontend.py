@@ -3,7 +3,8 @@
 MODEL.py convention: a plain Python file that defines
   model            an nn.Module or a function of tensors
   example_inputs   a tuple of tensors
-  dynamic_shapes   (optional) as torch.export takes it
+  dynamic_shapes   (optional) as torch.export takes it; a symbolic dim is refused for now (fusec
+                   compiles static shapes: dynamic rows are planned)
 """
 
 from __future__ import annotations
@@ -299,7 +300,23 @@ def _export(module, spec, upcast_low_precision):
                          location=_innermost_location(err, spec.source) if spec.source.endswith(".py") else None
                          ) from None
     _check_outputs(program, spec)
+    _check_static(program, spec)
     return program
+
+
+def _check_static(program, spec: ModelSpec) -> None:
+    """Every input has a fixed shape: fusec's kernels and launch manifest are specialized to the
+    example inputs' shapes (dynamic rows are issue 4's open part), so a symbolic dim is refused here,
+    naming it, rather than further down where torch-mlir's shape checks would fail to lower."""
+    inputs = [n for n in program.graph.nodes if n.op == "placeholder"]
+    for i, node in enumerate(inputs[:len(spec.example_inputs)]):
+        val = node.meta.get("val")
+        if isinstance(val, torch.Tensor) and not all(isinstance(d, int) for d in val.shape):
+            dims = ", ".join(f"{j} ({d})" for j, d in enumerate(val.shape) if not isinstance(d, int))
+            raise FusecError(f"example_inputs[{i}] has a dynamic dim {dims}: fusec compiles static shapes "
+                             "only, specialized to `example_inputs`; drop `dynamic_shapes` (compile once per "
+                             "shape; the tuning tables bucket shapes)",
+                             location=_defined_at(spec.source, "dynamic_shapes"))
 
 
 def _check_outputs(program, spec: ModelSpec) -> None:
