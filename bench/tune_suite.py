@@ -38,8 +38,8 @@ from concurrent.futures.process import BrokenProcessPool
 
 import torch
 
-from fusec.bench import (DTYPES, LARGE_SHAPES, LATENCY_CALLS, LATENCY_SHAPES, _count, _shapes, build_entry,
-                         check_outputs, find_entry, reference, suite_entries)
+from fusec.bench import (DTYPES, LARGE_SHAPES, LATENCY_CALLS, LATENCY_SHAPES, _count, _one_line, _shapes,
+                         build_entry, check_outputs, find_entry, reference, suite_entries)
 from fusec.diagnostics import FusecError
 
 
@@ -120,12 +120,6 @@ class Timer:
             self.log(f"{self.name}: group {gid}: {json.dumps(knobs) if knobs else 'the heuristic'} rejected: "
                      f"{_one_line(err)}")
             return None
-
-
-def _one_line(err: BaseException) -> str:
-    text = str(getattr(err, "message", None) or f"{type(err).__name__}: {err}")
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return (lines[0] if lines else type(err).__name__)[:200]
 
 
 @dataclasses.dataclass

@@ -249,6 +249,18 @@ def row_threads(n_vectors: int, n_rows: int, vectors: int = 0) -> tuple[int, int
 _MAX_SLOTS = 16  # most vectors per thread a row_registers kernel unrolls
 
 
+def _vector_slot(v, count: int, lanes: int, extents: list, masked: bool):
+    """(iteration point over `extents` of vector `v` of `count`, each `lanes` elements; the in-range
+    flag or None). A `masked` slot may run past the end: it then loads the last vector instead
+    (always in bounds), and the flag keeps it out of folds and stores."""
+    valid = None
+    if masked:
+        valid = arith.CmpIOp(arith.CmpIPredicate.ult, v, const(count)).result
+        v = arith.MinUIOp(v, const(count - 1)).result
+    first = arith.MulIOp(v, const(lanes)).result if lanes > 1 else v
+    return (delinearize(first, list(extents)) if extents else []), valid
+
+
 def _row_registers(members, reductions, outputs, made, lanes, knobs):
     """Block per row; each thread loads its slice of the row once, in `lanes`-wide vectors, keeps it in
     registers for every reduction and the epilogue; reductions fold lanes, then `gpu.all_reduce`
@@ -278,12 +290,8 @@ def _row_registers(members, reductions, outputs, made, lanes, knobs):
         slots = []
         for j in range(per_thread):
             v = arith.AddIOp(tx, const(j * threads)).result if j else tx
-            valid = None
-            if (j + 1) * threads > n_vectors:
-                valid = arith.CmpIOp(arith.CmpIPredicate.ult, v, const(n_vectors)).result
-                v = arith.MinUIOp(v, const(n_vectors - 1)).result
-            col = arith.MulIOp(v, const(lanes)).result if lanes > 1 else v
-            slots.append((row + delinearize(col, list(cols)), valid))
+            point, valid = _vector_slot(v, n_vectors, lanes, cols, (j + 1) * threads > n_vectors)
+            slots.append((row + point, valid))
         prefetched = knobs["row_prefetch"] and _prefetch(kernel, members, reductions, slots, full, in_map, lanes,
                                                          threads)
         reread = {v for point, _ in slots[held:] for v in point[len(row):]}
@@ -440,12 +448,9 @@ def _row_kernel(members, reductions, outputs, threads, made, lanes=1, unroll=4):
         row (the loop runs while it is); a later one past the end loads the row's last vector."""
         slots = []
         for j in range(unroll):
-            v, valid = (arith.AddIOp(iv, const(j * block_threads)).result if j else iv), None
-            if j and n_vectors % stride:
-                valid = arith.CmpIOp(arith.CmpIPredicate.ult, v, const(n_vectors)).result
-                v = arith.MinUIOp(v, const(n_vectors - 1)).result
-            col = arith.MulIOp(v, const(lanes)).result if lanes > 1 else v
-            slots.append((row + delinearize(col, list(cols)), valid))
+            v = arith.AddIOp(iv, const(j * block_threads)).result if j else iv
+            point, valid = _vector_slot(v, n_vectors, lanes, cols, bool(j and n_vectors % stride))
+            slots.append((row + point, valid))
         return slots
 
     _describe(body, schedule="row_loop", rows=n_rows, row_length=math.prod(cols), threads=block_threads,
@@ -531,14 +536,8 @@ def _flat_vectors(outputs, shape, total, threads, made, lanes, per_thread):
     kernel = Kernel(lanes)
     with ir.InsertionPoint(body):
         base = arith.AddIOp(arith.MulIOp(bx, const(span)).result, tx).result
-        slots = []
-        for j in range(per_thread):
-            v, valid = (arith.AddIOp(base, const(j * threads)).result if j else base), None
-            if total % span:
-                valid = arith.CmpIOp(arith.CmpIPredicate.ult, v, const(total)).result
-                v = arith.MinUIOp(v, const(total - 1)).result
-            first = arith.MulIOp(v, const(lanes)).result if lanes > 1 else v
-            slots.append((delinearize(first, list(shape)) if shape else [], valid))
+        slots = [_vector_slot(arith.AddIOp(base, const(j * threads)).result if j else base, total, lanes, shape,
+                              bool(total % span)) for j in range(per_thread)]
         values = [[kernel.widen(kernel.value(w, b, point, lanes), lanes) for b, w in outputs] for point, _ in slots]
         for (point, valid), vals in zip(slots, values):
             _store_where(kernel, valid, outputs, vals, point)
