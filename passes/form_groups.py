@@ -41,6 +41,14 @@ _ELEMENT_BYTES = {"f64": 8, "f32": 4, "f16": 2, "bf16": 2, "i64": 8, "i32": 4, "
 _FREE = ("arith.constant", "tensor.empty")  # hoisted to the top; not part of any kernel
 
 
+def _is_free(op, free_values) -> bool:
+    """Constants, empty tensors and the sizes of dynamic inputs (a `tensor.dim` of an argument):
+    hoisted to the top, part of no kernel. An empty tensor of a dynamic size is free when its sizes are."""
+    if op.name == "tensor.dim":
+        return isinstance(op.operands[0].owner, ir.Block) and op.operands[1] in free_values
+    return op.name in _FREE and all(v in free_values for v in op.operands)
+
+
 def nbytes(value) -> int:
     t = value.type
     if not isinstance(t, ir.RankedTensorType) or not t.has_static_shape:
@@ -173,12 +181,16 @@ def _run_on_function(func, policy) -> None:
     block = func.regions[0].blocks[0]
     all_ops = list(block.operations)
     ret = all_ops[-1]
-    first = all_ops[0]
-    for op in all_ops[:-1]:  # constants and empty tensors first: they dominate every group
-        if op.name in _FREE and len(op.operands) == 0:
-            op.operation.move_before(first.operation)
-    _unshare_fills(block)
-    ops = [op for op in block.operations if op.name not in _FREE or len(op.operands)][:-1]
+    free_values, anchor = set(), None  # anchor: the first op that is not free
+    for op in all_ops[:-1]:  # constants, empty tensors and input sizes first (in their order): they dominate every group
+        if _is_free(op, free_values):
+            if anchor is not None:
+                op.operation.move_before(anchor.operation)
+            free_values.update(op.results)
+        elif anchor is None:
+            anchor = op
+    _unshare_fills(block, free_values)
+    ops = [op for op in block.operations if not any(r in free_values for r in op.results)][:-1]
     nodes = describe(ops, ret)
     groups, decisions = form_groups(nodes, policy)
     for group in _topological_units(groups, nodes):
@@ -190,18 +202,20 @@ def _run_on_function(func, policy) -> None:
     func.attributes["fusec.decisions"] = ir.ArrayAttr.get([ir.StringAttr.get(d.as_text()) for d in decisions])
 
 
-def _unshare_fills(block) -> None:
+def _unshare_fills(block, free_values) -> None:
     """Give every user of a shared linalg.fill or tensor.empty its own copy. A fill is the initial
     value of the kernel that consumes it, and a shared one would make bufferization copy a buffer no
     kernel has filled yet; a shared empty destination lets bufferization write one kernel's result
-    into the buffer another kernel's result lives in."""
+    into the buffer another kernel's result lives in. (The copy of a free op is free.)"""
     for op in list(block.operations):
-        if op.name not in ("linalg.fill", "tensor.empty") or len(op.operands) and op.name == "tensor.empty":
+        if op.name not in ("linalg.fill", "tensor.empty"):
             continue
         uses = list(op.results[0].uses)
         for use in uses[1:]:
             clone = op.operation.clone(ir.InsertionPoint(op.operation))
             use.owner.operands[use.operand_number] = clone.results[0]
+            if op.results[0] in free_values:
+                free_values.add(clone.results[0])
 
 
 def _wrap(group, members, member_nodes, ret) -> None:

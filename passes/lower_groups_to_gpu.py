@@ -169,9 +169,10 @@ def lower_group(group_ops, knobs: dict, gid: int = 0) -> None:
         op.operation.erase()
 
 
-def _launch(grid: int, block: int, made: list):
+def _launch(grid, block: int, made: list):
+    """A gpu.launch of `grid` blocks (an int, or an index value for a dynamic row count)."""
     one = const(1)
-    launch = gpu.LaunchOp((const(grid), one, one), (const(block), one, one))
+    launch = gpu.LaunchOp((_index(grid), one, one), (const(block), one, one))
     made.append(launch)
     return launch.regions[0].blocks[0]
 
@@ -190,7 +191,8 @@ def _describe(body, **schedule) -> None:
 
 
 def _row_space(first):
-    """(in_map, rows, cols) of the iteration space of the group's first reduction."""
+    """(in_map, rows, cols, the buffer reduced) of the iteration space of the group's first reduction.
+    The row count may be dynamic (dim 0 of the buffer); the row itself must be static."""
     data, in_map = full_input(first.op)
     if in_map is None:
         raise Unsupported("a reduction without a full input")
@@ -200,7 +202,9 @@ def _row_space(first):
     for pos, d in enumerate(loop_dims):
         extents[d] = full[pos]
     n_par = len(extents) - len(classify(first.op).reduced_dims)
-    return in_map, full, extents[:n_par], extents[n_par:]
+    if _DYNAMIC in extents[n_par:] or (_DYNAMIC in extents and loop_dims[0] != 0):
+        raise Unsupported("a dynamic dim that is not the outermost of the rows")
+    return in_map, full, extents[:n_par], extents[n_par:], first.inputs[data]
 
 
 def _check_row_group(reductions, outputs, in_map, full, rows):
@@ -220,6 +224,42 @@ def _squeezed(shape) -> list:
     return [d for d in shape if d != 1]
 
 
+_DYNAMIC = ir.ShapedType.get_dynamic_size()
+
+
+def _index(n):
+    """An index value: `n` itself, or a constant when `n` is an int."""
+    return const(n) if isinstance(n, int) else n
+
+
+def _count(buf, extents, per: int = 1):
+    """The product of `extents` (leading dims of `buf`, the first of which may be dynamic) divided by
+    `per`: an int when static, else an index value computed on the host (the dynamic row count,
+    `memref.dim`, times the rest), which the kernel gets as an argument."""
+    if not extents or extents[0] != _DYNAMIC:
+        return math.prod(extents) // per
+    if _DYNAMIC in extents[1:]:
+        raise Unsupported("a dynamic dim other than the outermost")
+    rest = math.prod(extents[1:]) // per
+    rows = memref.DimOp(buf, const(0)).result
+    return arith.MulIOp(rows, const(rest)).result if rest != 1 else rows
+
+
+def _ceil_div(n, d: int):
+    if isinstance(n, int):
+        return -(-n // d)
+    return arith.CeilDivUIOp(n, const(d)).result
+
+
+def _static_or_dynamic(n):
+    """What a schedule description records for a count: the number, or "dynamic"."""
+    return n if isinstance(n, int) else "dynamic"
+
+
+def _elements(shape, total):
+    return math.prod(shape) if isinstance(total, int) else "dynamic"
+
+
 def _per_row_index(writer, per_row, row, rows, n_cols):
     """Where a per-row output (one value per row: a mean, or a sum broadcast to [rows, 1]) is stored."""
     if writer.shape in per_row:
@@ -234,13 +274,15 @@ _VECTORS_PER_THREAD = 4  # the target: enough bytes in flight per thread, few en
 _FEW_ROWS = 64
 
 
-def row_threads(n_vectors: int, n_rows: int, vectors: int = 0) -> tuple[int, int]:
+def row_threads(n_vectors: int, n_rows: int | None, vectors: int = 0) -> tuple[int, int]:
     """(threads per row, vectors per thread) for rows of `n_vectors` vectors, each thread holding
     about `vectors` of them: a warp for short rows, up to 1024 threads for long ones. The heuristic
     (`vectors` 0) is _VECTORS_PER_THREAD, enough loads in flight per thread to keep memory busy; with
     _FEW_ROWS rows or fewer the blocks cannot fill the GPU anyway, so each thread takes one vector
-    and a row's work is spread over as many threads as it can use (a shorter chain per thread)."""
-    vectors = vectors or (1 if n_rows <= _FEW_ROWS else _VECTORS_PER_THREAD)
+    and a row's work is spread over as many threads as it can use (a shorter chain per thread). A
+    dynamic row count (None) gets the rule for many rows: one kernel serves every batch, large ones
+    are where the time goes."""
+    vectors = vectors or (1 if n_rows is not None and n_rows <= _FEW_ROWS else _VECTORS_PER_THREAD)
     threads = -(-n_vectors // vectors)
     threads = min(1024, max(32, -(-threads // 32) * 32))
     return threads, -(-n_vectors // threads)
@@ -255,8 +297,9 @@ def _vector_slot(v, count: int, lanes: int, extents: list, masked: bool):
     (always in bounds), and the flag keeps it out of folds and stores."""
     valid = None
     if masked:
-        valid = arith.CmpIOp(arith.CmpIPredicate.ult, v, const(count)).result
-        v = arith.MinUIOp(v, const(count - 1)).result
+        valid = arith.CmpIOp(arith.CmpIPredicate.ult, v, _index(count)).result
+        last = count - 1 if isinstance(count, int) else arith.SubIOp(count, const(1)).result
+        v = arith.MinUIOp(v, _index(last)).result
     first = arith.MulIOp(v, const(lanes)).result if lanes > 1 else v
     return (delinearize(first, list(extents)) if extents else []), valid
 
@@ -271,15 +314,16 @@ def _row_registers(members, reductions, outputs, made, lanes, knobs):
     for each reduction and for the epilogue (from L2: the blocks in flight hold a few MB of rows).
     Fewer threads per row with fewer registers each let two blocks share an SM where the row in
     registers would take a whole one (a 32768-float row: 1024 threads x 32 registers of it)."""
-    in_map, full, rows, cols = _row_space(reductions[0])
+    in_map, full, rows, cols, source = _row_space(reductions[0])
     per_row = _check_row_group(reductions, outputs, in_map, full, rows)
     if lanes > 1 and (cols[-1] % lanes or in_map != ir.AffineMap.get_identity(in_map.n_dims, context=in_map.context)):
         raise Unsupported("rows not a whole number of vectors")
-    n_rows, n_vectors = math.prod(rows), math.prod(cols) // lanes
-    threads, per_thread = row_threads(n_vectors, n_rows, knobs["vectors"])
+    n_vectors = math.prod(cols) // lanes
+    threads, per_thread = row_threads(n_vectors, None if _DYNAMIC in rows else math.prod(rows), knobs["vectors"])
     held = min(per_thread, knobs["row_registers"] // lanes)
     if held < per_thread and not (knobs["vectors"] and held and per_thread <= _MAX_SLOTS):
         raise Unsupported(f"a row of {math.prod(cols)} does not fit in registers")
+    n_rows = _count(source, rows)
     body = _launch(n_rows, threads, made)
     bx, tx = body.arguments[0], body.arguments[3]
     kernel = Kernel(lanes)
@@ -295,7 +339,7 @@ def _row_registers(members, reductions, outputs, made, lanes, knobs):
         prefetched = knobs["row_prefetch"] and _prefetch(kernel, members, reductions, slots, full, in_map, lanes,
                                                          threads)
         reread = {v for point, _ in slots[held:] for v in point[len(row):]}
-        _describe(body, schedule="row_registers", rows=n_rows, row_length=math.prod(cols), threads=threads,
+        _describe(body, schedule="row_registers", rows=_static_or_dynamic(n_rows), row_length=math.prod(cols), threads=threads,
                   lanes=lanes, vectors_per_thread=per_thread, prefetch=bool(prefetched),
                   **({"vectors_in_registers": held} if reread else {}))
         for i, z in enumerate(reductions):
@@ -431,11 +475,11 @@ def _row_kernel(members, reductions, outputs, threads, made, lanes=1, unroll=4):
     rows in flight (one per block) mostly still sit in L2 when they are read again. Each trip of a
     loop handles `unroll` vectors per thread, their loads issued together, so that a thread has that
     many loads in flight instead of one (the last trip masks the vectors past the row's end)."""
-    in_map, full, rows, cols = _row_space(reductions[0])
+    in_map, full, rows, cols, source = _row_space(reductions[0])
     per_row = _check_row_group(reductions, outputs, in_map, full, rows)
     if lanes > 1 and (cols[-1] % lanes or in_map != ir.AffineMap.get_identity(in_map.n_dims, context=in_map.context)):
         raise Unsupported("rows not a whole number of vectors")
-    n_rows, n_vectors = math.prod(rows), math.prod(cols) // lanes
+    n_rows, n_vectors = _count(source, rows), math.prod(cols) // lanes
     block_threads = min(threads, max(32, 1 << max(0, (n_vectors - 1).bit_length())))
     unroll = max(1, min(unroll, -(-n_vectors // block_threads)))
     stride = block_threads * unroll
@@ -453,7 +497,7 @@ def _row_kernel(members, reductions, outputs, threads, made, lanes=1, unroll=4):
             slots.append((row + point, valid))
         return slots
 
-    _describe(body, schedule="row_loop", rows=n_rows, row_length=math.prod(cols), threads=block_threads,
+    _describe(body, schedule="row_loop", rows=_static_or_dynamic(n_rows), row_length=math.prod(cols), threads=block_threads,
               lanes=lanes, unroll=unroll)
     with ir.InsertionPoint(body):
         row = delinearize(bx, list(rows)) if rows else []
@@ -498,21 +542,21 @@ def _flat_kernel(members, reductions, outputs, threads, made, lanes=1, vectors=0
     if len(shapes) != 1:
         raise Unsupported("outputs of different shapes")
     shape = shapes.pop()
-    if lanes > 1 and (not shape or shape[-1] % lanes):
+    if lanes > 1 and (not shape or shape[-1] == _DYNAMIC or shape[-1] % lanes):
         raise Unsupported("rows not a whole number of vectors")
-    total = math.prod(shape) // lanes
-    if total == 0:
+    total = _count(outputs[0][0], list(shape), lanes)
+    if isinstance(total, int) and total == 0:
         return
-    per_thread = max(1, min(vectors or 1, -(-total // threads)))
+    per_thread = max(1, min(vectors or 1, _ceil_div(total, threads) if isinstance(total, int) else vectors or 1))
     if per_thread > 1:
         return _flat_vectors(outputs, shape, total, threads, made, lanes, per_thread)
-    body = _launch(-(-total // threads), threads, made)
-    _describe(body, schedule="flat", elements=math.prod(shape), threads=threads, lanes=lanes)
+    body = _launch(_ceil_div(total, threads), threads, made)
+    _describe(body, schedule="flat", elements=_elements(shape, total), threads=threads, lanes=lanes)
     bx, tx = body.arguments[0], body.arguments[3]
     kernel = Kernel(lanes)
     with ir.InsertionPoint(body):
         linear = arith.AddIOp(arith.MulIOp(bx, const(threads)).result, tx).result
-        inside = arith.CmpIOp(arith.CmpIPredicate.ult, linear, const(total)).result
+        inside = arith.CmpIOp(arith.CmpIPredicate.ult, linear, _index(total)).result
         branch = scf.IfOp(inside)
         with ir.InsertionPoint(branch.then_block):
             first = arith.MulIOp(linear, const(lanes)).result if lanes > 1 else linear
@@ -529,15 +573,15 @@ def _flat_vectors(outputs, shape, total, threads, made, lanes, per_thread):
     Every value is computed, its loads issued together, before the first store, so a thread has
     `per_thread` loads in flight; a vector past the end loads the last one and is not stored."""
     span = threads * per_thread
-    body = _launch(-(-total // span), threads, made)
-    _describe(body, schedule="flat", elements=math.prod(shape), threads=threads, lanes=lanes,
+    body = _launch(_ceil_div(total, span), threads, made)
+    _describe(body, schedule="flat", elements=_elements(shape, total), threads=threads, lanes=lanes,
               vectors_per_thread=per_thread)
     bx, tx = body.arguments[0], body.arguments[3]
     kernel = Kernel(lanes)
     with ir.InsertionPoint(body):
         base = arith.AddIOp(arith.MulIOp(bx, const(span)).result, tx).result
         slots = [_vector_slot(arith.AddIOp(base, const(j * threads)).result if j else base, total, lanes, shape,
-                              bool(total % span)) for j in range(per_thread)]
+                              not isinstance(total, int) or bool(total % span)) for j in range(per_thread)]
         values = [[kernel.widen(kernel.value(w, b, point, lanes), lanes) for b, w in outputs] for point, _ in slots]
         for (point, valid), vals in zip(slots, values):
             _store_where(kernel, valid, outputs, vals, point)

@@ -18,6 +18,7 @@ import re
 import sys
 
 from .diagnostics import FusecError, run_tool
+from .manifest import format_size
 from .options import MIN_PTX as _MIN_PTX
 from .stages import CPU_STAGES, STAGE_NAMES, STAGES, stage_names
 
@@ -292,7 +293,8 @@ def _summary(source: str, comp, ptx_path: str) -> None:
     print(f"fusec: emitted {_plural(len(comp.kernels), 'kernel')}, {_plural(len(launches), 'launch', 'launches')} "
           f"-> {ptx_path} (+ {manifest_path(ptx_path)})")
     for s in launches:
-        where = "on the cpu" if comp.manifest["target"] == "cpu" else f"grid {tuple(s['grid'])} block {tuple(s['block'])}"
+        grid = ", ".join(map(format_size, s["grid"]))
+        where = "on the cpu" if comp.manifest["target"] == "cpu" else f"grid ({grid}) block {tuple(s['block'])}"
         print(f"  {s['kernel']:<16} {where}")
 
 

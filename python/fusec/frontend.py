@@ -3,8 +3,8 @@
 MODEL.py convention: a plain Python file that defines
   model            an nn.Module or a function of tensors
   example_inputs   a tuple of tensors
-  dynamic_shapes   (optional) as torch.export takes it; a symbolic dim is refused for now (fusec
-                   compiles static shapes: dynamic rows are planned)
+  dynamic_shapes   (optional) as torch.export takes it; dim 0 of an input may be symbolic (a
+                   dynamic row count: one PTX for any number of rows, cuda target), no other dim
 """
 
 from __future__ import annotations
@@ -74,6 +74,8 @@ class ModelSpec:
     strict_export: bool = True
     # (name, tensor) of the model's parameters and buffers, passed after the inputs; set on export
     parameters: list = dataclasses.field(default_factory=list)
+    # the symbol of each input's dim 0 when it is dynamic, else None; set on export
+    row_symbols: list = dataclasses.field(default_factory=list)
 
 
 def load_model_file(path: str) -> ModelSpec:
@@ -124,7 +126,7 @@ def _an(value) -> str:
     return f"{'an' if name[0] in 'aeiouAEIOU' else 'a'} {name}"
 
 
-def _defined_at(source: str, name: str) -> str | None:
+def defined_at(source: str, name: str) -> str | None:
     """`file:line:col` of the last top-level statement of MODEL.py that binds `name`; None when
     `source` is not a file (a model passed to fusec.compile) or nothing there binds it."""
     if not source.endswith(".py") or not os.path.isfile(source):
@@ -155,11 +157,11 @@ def check_spec(spec: ModelSpec) -> None:
     model, inputs = spec.model, spec.example_inputs
     if isinstance(model, type):
         raise FusecError(f"`model` is the class {model.__name__}, not a model: write `model = {model.__name__}()`",
-                         location=_defined_at(spec.source, "model"))
+                         location=defined_at(spec.source, "model"))
     if not callable(model):
         raise FusecError(f"`model` must be an nn.Module or a function of tensors, not {_an(model)}",
-                         location=_defined_at(spec.source, "model"))
-    where = _defined_at(spec.source, "example_inputs")
+                         location=defined_at(spec.source, "model"))
+    where = defined_at(spec.source, "example_inputs")
     if isinstance(inputs, torch.Tensor):
         inputs = (inputs,)
     if not isinstance(inputs, (tuple, list)) or not inputs:
@@ -176,7 +178,7 @@ def check_spec(spec: ModelSpec) -> None:
     _check_arguments(spec, where)
     if spec.dynamic_shapes is not None and not isinstance(spec.dynamic_shapes, (dict, tuple, list)):
         raise FusecError(f"`dynamic_shapes` must be a dict or a tuple (as torch.export takes it), "
-                         f"not {_an(spec.dynamic_shapes)}", location=_defined_at(spec.source, "dynamic_shapes"))
+                         f"not {_an(spec.dynamic_shapes)}", location=defined_at(spec.source, "dynamic_shapes"))
 
 
 def _check_arguments(spec: ModelSpec, where: str | None) -> None:
@@ -276,7 +278,7 @@ def _positional_dynamic_shapes(module, spec):
     if isinstance(dyn, dict):
         import inspect
 
-        names = list(inspect.signature(module.forward).parameters)
+        names = list(inspect.signature(_model_function(spec.model)).parameters)
         dyn = [dyn.get(name) for name in names[:len(spec.example_inputs)]]
     return ((*dyn, *([None] * n_state)),)  # one entry: the wrapper's *args
 
@@ -300,23 +302,35 @@ def _export(module, spec, upcast_low_precision):
                          location=_innermost_location(err, spec.source) if spec.source.endswith(".py") else None
                          ) from None
     _check_outputs(program, spec)
-    _check_static(program, spec)
+    spec.row_symbols = _row_symbols(program, spec, dynamic_shapes)
     return program
 
 
-def _check_static(program, spec: ModelSpec) -> None:
-    """Every input has a fixed shape: fusec's kernels and launch manifest are specialized to the
-    example inputs' shapes (dynamic rows are issue 4's open part), so a symbolic dim is refused here,
-    naming it, rather than further down where torch-mlir's shape checks would fail to lower."""
+def _row_symbols(program, spec: ModelSpec, dynamic_shapes) -> list[str | None]:
+    """The symbol of each user input's dim 0 (None: static). fusec's kernels take the row count at
+    launch, so the outermost dim of an input may be dynamic; any other dim is refused here, naming it,
+    rather than further down where a dynamic stride cannot reach a kernel that takes bare pointers.
+    A symbol is named after its `torch.export.Dim` where the model file names one."""
+    given = dynamic_shapes[0] if dynamic_shapes else ()
+    symbols, names = [], {}  # names: str(SymInt) -> the Dim's name
     inputs = [n for n in program.graph.nodes if n.op == "placeholder"]
     for i, node in enumerate(inputs[:len(spec.example_inputs)]):
         val = node.meta.get("val")
-        if isinstance(val, torch.Tensor) and not all(isinstance(d, int) for d in val.shape):
-            dims = ", ".join(f"{j} ({d})" for j, d in enumerate(val.shape) if not isinstance(d, int))
-            raise FusecError(f"example_inputs[{i}] has a dynamic dim {dims}: fusec compiles static shapes "
-                             "only, specialized to `example_inputs`; drop `dynamic_shapes` (compile once per "
-                             "shape; the tuning tables bucket shapes)",
-                             location=_defined_at(spec.source, "dynamic_shapes"))
+        shape = list(val.shape) if isinstance(val, torch.Tensor) else []
+        inner = [f"{j} ({d})" for j, d in enumerate(shape) if j and not isinstance(d, int)]
+        if inner:
+            raise FusecError(f"example_inputs[{i}] has a dynamic dim {', '.join(inner)}: only dim 0 (the rows) "
+                             "may be dynamic; flatten the leading dims into one (x.view(-1, hidden)) or drop "
+                             "them from `dynamic_shapes`", location=defined_at(spec.source, "dynamic_shapes"))
+        if not shape or isinstance(shape[0], int):
+            symbols.append(None)
+            continue
+        entry = given[i] if i < len(given) else None
+        dim = (entry.get(0) if isinstance(entry, dict) else entry[0] if entry else None)
+        if hasattr(dim, "__name__"):
+            names.setdefault(str(shape[0]), dim.__name__)
+        symbols.append(str(shape[0]))
+    return [names.get(s, s) if s else None for s in symbols]
 
 
 def _check_outputs(program, spec: ModelSpec) -> None:
@@ -360,11 +374,25 @@ def import_to_torch_dialect(spec: ModelSpec, *, upcast_low_precision: bool = Tru
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FutureWarning)
-            return fx.export_and_import(program, output_type="torch", func_name="main",
-                                         decomposition_table=_decompositions(),
-)
+            module = fx.export_and_import(program, output_type="torch", func_name="main",
+                                          decomposition_table=_decompositions())
     except TorchMlirCompilerError as err:
         raise FusecError(f"torch-mlir could not import the model: {_short(err)}") from None
+    if any(spec.row_symbols):
+        _mark_dynamic_rows(module, spec.row_symbols)
+    return module
+
+
+def _mark_dynamic_rows(module, symbols) -> None:
+    """Tell torch-mlir's lowering that inputs with the same symbol have the same size (no runtime
+    shape asserts: the runtime checks the inputs before a launch), and record the symbols
+    (`fusec.row_symbols`, "" for a static input) for the launch manifest."""
+    from .mlir import ir
+
+    with module.context:
+        func = next(op for op in module.body.operations if op.operation.name == "func.func")
+        func.attributes["torch.assume_strict_symbolic_shapes"] = ir.UnitAttr.get()
+        func.attributes["fusec.row_symbols"] = ir.ArrayAttr.get([ir.StringAttr.get(s or "") for s in symbols])
 
 
 def _short(err: BaseException, limit: int = 20) -> str:

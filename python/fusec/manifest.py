@@ -5,6 +5,12 @@ the return. `extract_manifest` reads that function and writes down, in launch or
 runtime must do: which buffers to allocate (shape, dtype), which kernel to launch with which grid,
 block and arguments, and which buffers are the model's outputs. Any other host op is an error that
 names the op and its location, rather than a manifest that silently leaves work out.
+
+A model compiled with a dynamic row count has sizes known only at launch: the input's dim 0 is a
+symbol (`"rows"`, named after the model's `torch.export.Dim`: the function's `fusec.row_symbols`),
+and every size the host computes from it (a buffer's rows, a grid, a kernel's element count) is an
+expression over the symbols, as JSON: `{"op": "ceildiv", "args": [{"op": "mul", "args": ["rows",
+1024]}, 256]}`. The runtime binds the symbols from the inputs it is given and evaluates them.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ import math
 from .diagnostics import FusecError, location_to_text
 from .mlir import ir
 
-__all__ = ["extract_manifest", "FORMAT", "DTYPES"]
+__all__ = ["extract_manifest", "evaluate", "format_size", "FORMAT", "DTYPES"]
 
 FORMAT = "fusec-manifest/1"
 # MLIR element type -> torch dtype name
@@ -22,13 +28,53 @@ DTYPES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "f64": "float6
           "i64": "int64", "i32": "int32", "i16": "int16", "i8": "int8", "i1": "bool"}
 _SCALAR_TYPES = {"index": "i64", "i64": "i64", "i32": "i32", "f32": "f32", "f64": "f64", "i1": "i8"}
 _VIEW_OPS = ("memref.expand_shape", "memref.collapse_shape", "memref.cast")
+# host integer ops on sizes -> expression operators (what `evaluate` computes)
+_SIZE_OPS = {"arith.muli": "mul", "arith.addi": "add", "arith.subi": "sub", "arith.ceildivui": "ceildiv",
+             "arith.ceildivsi": "ceildiv", "arith.divui": "div", "arith.divsi": "div",
+             "arith.floordivsi": "div", "arith.remui": "rem", "arith.remsi": "rem",
+             "arith.maxui": "max", "arith.maxsi": "max", "arith.minui": "min", "arith.minsi": "min"}
+_EVAL = {"mul": lambda a, b: a * b, "add": lambda a, b: a + b, "sub": lambda a, b: a - b,
+         "ceildiv": lambda a, b: -(-a // b), "div": lambda a, b: a // b, "rem": lambda a, b: a % b,
+         "max": max, "min": min}
 
 
-def _memref_info(value, where):
+def evaluate(expr, symbols: dict):
+    """The value of a manifest size: an int, a symbol, or {"op": ..., "args": [...]}."""
+    if isinstance(expr, int):
+        return expr
+    if isinstance(expr, str):
+        return symbols[expr]
+    return _EVAL[expr["op"]](*(evaluate(a, symbols) for a in expr["args"]))
+
+
+_INFIX = {"mul": "*", "add": "+", "sub": "-", "div": "//", "rem": "%"}
+
+
+def format_size(expr) -> str:
+    """A manifest size as text: 4096, rows, ceildiv(rows * 1280, 256)."""
+    if isinstance(expr, (int, str)):
+        return str(expr)
+    args = [format_size(a) for a in expr["args"]]
+    if expr["op"] in _INFIX:
+        return f" {_INFIX[expr['op']]} ".join(f"({t})" if isinstance(a, dict) and a["op"] in _INFIX else t
+                                              for a, t in zip(expr["args"], args))
+    return f"{expr['op']}({', '.join(args)})"
+
+
+def _fold(op: str, args: list):
+    """An expression, computed now when every argument is a number."""
+    if all(isinstance(a, int) for a in args):
+        return _EVAL[op](*args)
+    return {"op": op, "args": args}
+
+
+def _memref_info(value, where, sizes=None):
+    """(shape, dtype) of a buffer; a dynamic dim takes the next of `sizes` (expressions) in order."""
     t = ir.MemRefType(value.type)
-    if not t.has_static_shape:
-        raise FusecError(f"dynamic shape {t}: dynamic_shapes are not supported yet; "
-                         "compile with static shapes (drop dynamic_shapes from the model file)", location=where)
+    dynamic = ir.ShapedType.get_dynamic_size()
+    sizes = list(sizes or [])
+    if not t.has_static_shape and sum(d == dynamic for d in t.shape) != len(sizes):
+        raise FusecError(f"buffer {t} has a dynamic size the host function does not give", location=where)
     if not (isinstance(t.layout, ir.AffineMapAttr)
             and t.layout.value == ir.AffineMap.get_identity(t.rank, context=t.context)):
         raise FusecError(f"non-contiguous buffer layout {t} is not supported by the launch manifest",
@@ -36,7 +82,7 @@ def _memref_info(value, where):
     elem = str(t.element_type)
     if elem not in DTYPES:
         raise FusecError(f"element type {elem} is not supported", location=where)
-    return list(t.shape), DTYPES[elem]
+    return [sizes.pop(0) if d == dynamic else d for d in t.shape], DTYPES[elem]
 
 
 def _constant_value(op):
@@ -63,30 +109,38 @@ def extract_manifest(module, *, target: str = "cuda", arch: str | None = "sm_90"
     def where(op):
         return location_to_text(op.location, source_name)
 
-    values: dict = {}  # ir.Value -> ("buffer", name) or ("scalar", type, value)
+    values: dict = {}  # ir.Value -> ("buffer", name, shape) or ("scalar", type, value) or ("view", ...)
     buffers: list[dict] = []
     inputs = []
+    symbols = _row_symbols(func, len(block.arguments))
     for i, arg in enumerate(block.arguments):
-        shape, dtype = _memref_info(arg, where(func))
+        dynamic = not ir.MemRefType(arg.type).has_static_shape
+        shape, dtype = _memref_info(arg, where(func), [symbols[i]] if dynamic else None)
         bname = f"arg{i}"
         inputs.append({"name": bname, "shape": shape, "dtype": dtype, "role": "input"})
-        values[arg] = ("buffer", bname)
+        values[arg] = ("buffer", bname, shape)
 
     launches, steps, outputs = [], [], []
     for op in block.operations:
         opname = op.operation.name
         if opname == "arith.constant":
             values[op.result] = ("scalar", str(op.result.type), _constant_value(op))
+        elif opname == "memref.dim":
+            values[op.result] = ("scalar", "index", _dim_of(op, values, where(op)))
+        elif opname in _SIZE_OPS or opname in ("arith.index_cast", "arith.index_castui"):
+            args = [_size(v, values, where(op)) for v in op.operands]
+            value = args[0] if opname.startswith("arith.index_cast") else _fold(_SIZE_OPS[opname], args)
+            values[op.result] = ("scalar", str(op.result.type), value)
         elif opname in ("memref.alloc", "memref.alloca"):
-            shape, dtype = _memref_info(op.result, where(op))
+            shape, dtype = _memref_info(op.result, where(op), [_size(v, values, where(op)) for v in op.operands])
             bname = f"buf{len(buffers)}"
             buffers.append({"name": bname, "shape": shape, "dtype": dtype, "role": "intermediate"})
-            values[op.result] = ("buffer", bname)
+            values[op.result] = ("buffer", bname, shape)
         elif opname in _VIEW_OPS:
             src = values.get(op.operands[0])
-            shape, dtype = _memref_info(op.result, where(op))
-            if src is None or src[0] != "buffer":
+            if src is None or src[0] not in ("buffer", "view"):
                 raise FusecError(f"{opname} of an unknown buffer", location=where(op))
+            shape, dtype = _memref_info(op.result, where(op), _view_sizes(op, src[2], values, where(op)))
             values[op.result] = ("view", src[1], shape, dtype)
         elif opname in ("gpu.launch_func", "func.call"):
             launch = (_launch if opname == "gpu.launch_func" else _call)(op.opview, values, where(op))
@@ -119,7 +173,59 @@ def extract_manifest(module, *, target: str = "cuda", arch: str | None = "sm_90"
         "buffers": buffers,
         "steps": steps,
         "kernels": list(dict.fromkeys(launch["kernel"] for launch in launches)),  # launch order, once each
+        # the row symbols the sizes above use (only with a dynamic row count)
+        **({"symbols": list(dict.fromkeys(d for i in inputs for d in i["shape"] if isinstance(d, str)))}
+           if any(isinstance(d, str) for i in inputs for d in i["shape"]) else {}),
     }
+
+
+def _row_symbols(func, n_args: int) -> list[str]:
+    """The symbol of each argument's dynamic dim 0: the frontend's `fusec.row_symbols`, or "rows"
+    for all of them (an .mlir file written without it: torch-mlir assumed their sizes equal)."""
+    if "fusec.row_symbols" in func.attributes:
+        names = [ir.StringAttr(a).value for a in ir.ArrayAttr(func.attributes["fusec.row_symbols"])]
+        return [n or "rows" for n in names] + ["rows"] * (n_args - len(names))
+    return ["rows"] * n_args
+
+
+def _size(value, values, where):
+    ref = values.get(value)
+    if ref is None or ref[0] != "scalar" or ref[2] is None or isinstance(ref[2], float):
+        raise FusecError("a size the host computes from something other than sizes and constants", location=where)
+    return ref[2]
+
+
+def _dim_of(op, values, where):
+    """memref.dim of a buffer the host knows: its size expression."""
+    ref = values.get(op.operands[0])
+    index = _size(op.operands[1], values, where)
+    if ref is None or ref[0] == "scalar" or not isinstance(index, int):
+        raise FusecError("memref.dim of an unknown buffer", location=where)
+    return ref[2][index]
+
+
+def _view_sizes(op, source_shape, values, where):
+    """The dynamic sizes of a view's result, in order: given (expand_shape), carried over from the
+    source (cast to a dynamic type), or the products of the source's dims (collapse_shape)."""
+    dynamic = ir.ShapedType.get_dynamic_size()
+    result = list(ir.MemRefType(op.result.type).shape)
+    if dynamic not in result:
+        return []
+    name = op.operation.name
+    if name == "memref.expand_shape":
+        return [_size(v, values, where) for v in list(op.operands)[1:]]
+    if name == "memref.cast":
+        return [s for s, d in zip(source_shape, result) if d == dynamic]
+    groups = [[int(ir.IntegerAttr(i).value) for i in ir.ArrayAttr(g)]
+              for g in ir.ArrayAttr(op.attributes["reassociation"])]
+    sizes = []
+    for group, d in zip(groups, result):
+        if d == dynamic:
+            size = 1
+            for i in group:
+                size = _fold("mul", [size, source_shape[i]])
+            sizes.append(size)
+    return sizes
 
 
 def _buffer_ref(values, value, where):
@@ -135,14 +241,15 @@ def _output(values, value, where):
         raise FusecError("the host function returns a value that is not a buffer", location=where)
     if ref[0] == "view":
         return {"buffer": ref[1], "shape": ref[2], "dtype": ref[3]}
-    shape, dtype = _memref_info(value, where)
-    return {"buffer": ref[1], "shape": shape, "dtype": dtype}
+    _, dtype = _memref_info(value, where, [d for d in ref[2] if not isinstance(d, int)])
+    return {"buffer": ref[1], "shape": ref[2], "dtype": dtype}
 
 
-def _dim(value, values, what, where) -> int:
+def _dim(value, values, what, where):
+    """A launch dimension: a constant, or an expression over the row symbols."""
     ref = values.get(value)
-    if ref is None or ref[0] != "scalar" or not isinstance(ref[2], int):
-        raise FusecError(f"{what} is not a constant", location=where)
+    if ref is None or ref[0] != "scalar" or ref[2] is None or isinstance(ref[2], float):
+        raise FusecError(f"{what} is not a constant or a size", location=where)
     return ref[2]
 
 
@@ -175,7 +282,7 @@ def _launch(launch, values, where) -> dict:
     block = [_dim(v, values, "block size", where) for v in (launch.blockSizeX, launch.blockSizeY, launch.blockSizeZ)]
     shared = launch.dynamicSharedMemorySize
     shared_bytes = _dim(shared, values, "dynamic shared memory size", where) if shared is not None else 0
-    if math.prod(block) > 1024:
+    if not all(isinstance(b, int) for b in block) or math.prod(block) > 1024:
         raise FusecError(f"block of {block} threads exceeds 1024", location=where)
     args = _kernel_args(launch.kernelOperands, values, where)
     kernel = ir.SymbolRefAttr(launch.attributes["kernel"]).value[-1]

@@ -98,7 +98,7 @@ STAGES: list[Stage] = _SHARED + [
     Stage("tiled", "bufferized loops, tiled and mapped to blocks and threads", _bufferize_and_map),
     Stage("gpu", "host function launching kernels of one gpu.module",
           lambda o: ["func.func(convert-parallel-loops-to-gpu)", "lower-affine", "canonicalize",
-                     "gpu-launch-sink-index-computations", "gpu-kernel-outlining",
+                     "gpu-launch-sink-index-computations", "fusec-static-kernel-buffers", "gpu-kernel-outlining",
                      "fusec-merge-gpu-modules", "canonicalize", "cse"], host_final=True),
     Stage("nvvm", "kernels in the llvm and nvvm dialects",
           lambda o: ["gpu.module(math-expand-ops{ops=fpowi}, convert-scf-to-cf, "

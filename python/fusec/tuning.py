@@ -50,7 +50,8 @@ def _signature(group) -> str:
 
 
 def kernel_keys(module) -> dict[int, tuple[str, str]]:
-    """At the fused stage: {group id: (signature, bucket)} for every fusec.group."""
+    """At the fused stage: {group id: (signature, bucket)} for every fusec.group of static shape (a
+    dynamic row count has no bucket until launch: its kernels take the heuristic's schedule)."""
     from .mlir import ir
 
     groups = []
@@ -61,6 +62,8 @@ def kernel_keys(module) -> dict[int, tuple[str, str]]:
         gid = ir.IntegerAttr(g.attributes["fusec.id"]).value
         shape = list(ir.DenseI64ArrayAttr(g.attributes["shape"])) if "shape" in g.attributes else []
         reduced = list(ir.DenseI64ArrayAttr(g.attributes["reduced_dims"])) if "reduced_dims" in g.attributes else []
+        if any(d < 0 for d in shape):
+            continue
         keys[gid] = (_signature(g), bucket_of(shape, reduced))
     return keys
 

@@ -4,6 +4,10 @@ The runtime holds no knowledge of the model: it checks the tensors it is given a
 manifest's inputs (count, shape, dtype, device) and refuses a mismatch before anything runs,
 allocates the buffers the manifest lists, performs its steps in order (kernel launches and buffer
 copies) and returns the output buffers. A target only says how to launch one kernel.
+
+A model compiled with a dynamic row count has symbols in its sizes (`"rows"`): the inputs bind them
+(every input with the same symbol must agree), and each call evaluates the buffers' shapes, the grids
+and the size arguments for the rows it is given.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import ctypes
 import torch
 
 from ..diagnostics import FusecError
+from ..manifest import evaluate
 
 __all__ = ["Executable", "SCALAR_CTYPES"]
 
@@ -32,17 +37,22 @@ class Executable:
         self.device = device
         self.poison = poison
 
-    def check_inputs(self, tensors) -> list[torch.Tensor]:
+    def check_inputs(self, tensors, symbols: dict | None = None) -> list[torch.Tensor]:
+        """The inputs, checked (and made contiguous); binds the row symbols into `symbols`."""
         specs = self.manifest["inputs"]
+        symbols = {} if symbols is None else symbols
         if len(tensors) != len(specs):
             raise FusecError(f"the model takes {len(specs)} input tensors, got {len(tensors)}")
         checked = []
         for i, (t, spec) in enumerate(zip(tensors, specs)):
             if not isinstance(t, torch.Tensor):
                 raise FusecError(f"input {i} is a {type(t).__name__}, not a tensor")
-            if list(t.shape) != spec["shape"] or str(t.dtype) != f"torch.{spec['dtype']}":
+            expected = [symbols.setdefault(d, n) if isinstance(d, str) and isinstance(n, int) else d
+                        for d, n in zip(spec["shape"], list(t.shape) + [None] * len(spec["shape"]))]
+            if list(t.shape) != expected or str(t.dtype) != f"torch.{spec['dtype']}":
+                shown = ", ".join(f"{d}={symbols[d]}" if d in symbols else str(d) for d in spec["shape"])
                 raise FusecError(f"input {i} is {str(t.dtype)[6:]}{list(t.shape)}, the compiled model expects "
-                                 f"{spec['dtype']}{spec['shape']}")
+                                 f"{spec['dtype']}[{shown}]")
             if t.device != self.device:
                 raise FusecError(f"input {i} is on {t.device}, the compiled model runs on {self.device}")
             t = t.contiguous()
@@ -52,17 +62,23 @@ class Executable:
         return checked
 
     def __call__(self, *tensors):
-        inputs = self.check_inputs(tensors)
+        symbols = {}
+        inputs = self.check_inputs(tensors, symbols)
+        dynamic = "symbols" in self.manifest
+
+        def sized(shape):
+            return [evaluate(d, symbols) for d in shape] if dynamic else shape
+
         storage = {spec["name"]: t for spec, t in zip(self.manifest["inputs"], inputs)}
         for buf in self.manifest["buffers"]:
-            t = torch.empty(buf["shape"], dtype=getattr(torch, buf["dtype"]), device=self.device)
+            t = torch.empty(sized(buf["shape"]), dtype=getattr(torch, buf["dtype"]), device=self.device)
             if self.poison:
                 t.fill_(float("nan") if t.dtype.is_floating_point else -1)
             storage[buf["name"]] = t
         with self._launching():
             for step in self.manifest["steps"]:
                 if step["op"] == "launch":
-                    self._launch(step, storage)
+                    self._launch(_sized_launch(step, symbols) if dynamic else step, storage)
                 elif step["op"] == "copy":
                     storage[step["dst"]].copy_(storage[step["src"]])
                 else:
@@ -70,8 +86,8 @@ class Executable:
         # An output that is an input unchanged (where(c, x, x) folds to x) is returned as a copy:
         # eager's ops return new tensors, and the caller may write to either.
         given = {spec["name"] for spec in self.manifest["inputs"]}
-        outs = tuple(storage[o["buffer"]].view(o["shape"]).clone() if o["buffer"] in given
-                     else storage[o["buffer"]].view(o["shape"]) for o in self.manifest["outputs"])
+        outs = tuple(storage[o["buffer"]].view(sized(o["shape"])).clone() if o["buffer"] in given
+                     else storage[o["buffer"]].view(sized(o["shape"])) for o in self.manifest["outputs"])
         return outs[0] if len(outs) == 1 else outs
 
     def _launching(self):
@@ -80,3 +96,10 @@ class Executable:
 
     def _launch(self, step: dict, storage: dict) -> None:
         raise NotImplementedError
+
+
+def _sized_launch(step: dict, symbols: dict) -> dict:
+    """A launch step with its grid and size arguments evaluated for the rows of this call."""
+    return {**step, "grid": [evaluate(g, symbols) for g in step["grid"]],
+            "args": [{**a, "value": evaluate(a["value"], symbols)} if a["kind"] == "scalar" else a
+                     for a in step["args"]]}
