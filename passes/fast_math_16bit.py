@@ -35,7 +35,7 @@ APPROXIMATED = ("math.exp", "math.log", "arith.divf")
 _STORES = ("vector.store", "memref.store")
 
 
-def _stored_widths(launch) -> set[int]:
+def stored_widths(launch) -> set[int]:
     """The bit widths of the float elements the kernel stores (anything else counts as 64)."""
     widths = set()
 
@@ -49,7 +49,7 @@ def _stored_widths(launch) -> set[int]:
     return widths
 
 
-def _with_afn(flags: str) -> str:
+def with_afn(flags: str) -> str:
     names = set() if flags in ("", "none") else set(flags.split(","))
     return "fast" if "fast" in names else ",".join(sorted(names | {"afn"}))
 
@@ -58,12 +58,16 @@ def run(module_op, pass_) -> None:
     launches = []
     module_op.walk(lambda op: (launches.append(op) if op.name == "gpu.launch" else None) or ir.WalkResult.ADVANCE)
     for launch in launches:
-        widths = _stored_widths(launch)
-        if not widths or max(widths) > 16:
-            continue
-        ops = []
-        launch.walk(lambda op: (ops.append(op) if op.name in APPROXIMATED else None) or ir.WalkResult.ADVANCE)
-        for op in ops:
-            current = str(op.attributes["fastmath"]) if "fastmath" in op.attributes else "#arith.fastmath<none>"
-            flags = current[len("#arith.fastmath<"):-1]
-            op.attributes["fastmath"] = ir.Attribute.parse(f"#arith.fastmath<{_with_afn(flags)}>")
+        widths = stored_widths(launch)
+        if widths and max(widths) <= 16:
+            approximate(launch, APPROXIMATED)
+
+
+def approximate(launch, names) -> None:
+    """Add `afn` to the fastmath flags of every op of the kernel named in `names`."""
+    ops = []
+    launch.walk(lambda op: (ops.append(op) if op.name in names else None) or ir.WalkResult.ADVANCE)
+    for op in ops:
+        current = str(op.attributes["fastmath"]) if "fastmath" in op.attributes else "#arith.fastmath<none>"
+        flags = current[len("#arith.fastmath<"):-1]
+        op.attributes["fastmath"] = ir.Attribute.parse(f"#arith.fastmath<{with_afn(flags)}>")

@@ -181,10 +181,15 @@ def _run_on_function(func, policy) -> None:
     block = func.regions[0].blocks[0]
     all_ops = list(block.operations)
     ret = all_ops[-1]
+    first = all_ops[0]
     free_values, anchor = set(), None  # anchor: the first op that is not free
-    for op in all_ops[:-1]:  # constants, empty tensors and input sizes first (in their order): they dominate every group
+    for op in all_ops[:-1]:  # constants, empty tensors and input sizes first: they dominate every group
         if _is_free(op, free_values):
-            if anchor is not None:
+            # Operand-less ops go before the first op (their printed names are part of the kernel
+            # signatures the tuning tables are keyed by); sizes after their operands, in order.
+            if not len(op.operands):
+                op.operation.move_before(first.operation)
+            elif anchor is not None:
                 op.operation.move_before(anchor.operation)
             free_values.update(op.results)
         elif anchor is None:

@@ -57,6 +57,7 @@ def _bufferize_and_map(o: CompileOptions) -> list[str]:
         + (f" schedule={o.schedule}" if o.schedule else "") + "}",
         "fusec-one-plus-tanh",
         "fusec-fast-math-16bit",
+        "fusec-fast-divide-f32",
         "canonicalize",
         "func.func(convert-linalg-to-parallel-loops)",
         f"func.func(scf-parallel-loop-tiling{{parallel-loop-tile-sizes=1,{o.threads_per_block} no-min-max-bounds}})",

@@ -113,7 +113,7 @@ def layernorm_module_rows():
 
 # Inputs of one symbol must agree: refused, naming what was expected.
 # CHECK-LABEL: TEST: rows_disagree
-# CHECK-NEXT:  refused: input 2 is float32[7, 4096], the compiled model expects float32[rows=8, 4096]
+# CHECK-NEXT:  refused: error: input 2 is float32[7, 4096], the compiled model expects float32[rows=8, 4096]
 @run
 def rows_disagree():
     x, w, up = torch.randn(8, 4096), torch.randn(4096), torch.randn(8, 4096)
