@@ -8,9 +8,15 @@ The host function then holds what the GPU host function holds after outlining (a
 constants, buffer views, calls in order, copies, the return), so the launch manifest reads both the
 same way and the CPU runtime performs the same steps.
 
-Buffer allocations, constants and views are first hoisted to the top of the host function (they
-have no side effects and depend only on each other and the arguments), so that only the group's
-own ops are left between its ops. An op without a group tag becomes a kernel of its own;
+Buffer allocations, constants, views and sizes (`memref.dim`) are first hoisted to the top of the
+host function (they have no side effects and depend only on each other and the arguments), so that
+only the group's own ops are left between its ops.
+
+Kernels take bare pointers, which carry no sizes. A buffer with a dynamic row count (dim 0: a model
+compiled with `dynamic_shapes`) is passed cast to a static type (its outermost extent a bound no
+address depends on) followed by its row count, and the kernel rebuilds the dynamic buffer from the
+two (`memref.reinterpret_cast`, no copy); a scratch buffer of a dynamic size gets its sizes as
+arguments too. An op without a group tag becomes a kernel of its own;
 `memref.copy` and `memref.dealloc` stay on the host, as the manifest's copy steps.
 
 Before:
@@ -31,14 +37,19 @@ After:
 
 from __future__ import annotations
 
+import math
+
 from fusec.mlir import ir
-from torch_mlir.dialects import func, memref
+from torch_mlir.dialects import arith, func, memref
+
+from .static_kernel_buffers import ROWS_BOUND
 
 FLAG = "fusec-outline-groups-to-functions"
 SUMMARY = "Outline each fused group of ops on buffers into a function the host calls (CPU target)"
 
 _HOISTED = ("memref.alloc", "memref.alloca", "arith.constant", "memref.get_global",
-            "memref.expand_shape", "memref.collapse_shape", "memref.cast")
+            "memref.expand_shape", "memref.collapse_shape", "memref.cast", "memref.dim")
+_DYNAMIC = ir.ShapedType.get_dynamic_size()
 _HOST_ONLY = ("memref.copy", "memref.dealloc", "func.return", "func.call")
 
 
@@ -112,17 +123,27 @@ def _outline(module_body, run: list, name: str) -> None:
     # into the kernel (as the GPU kernel keeps such values in registers), out of the manifest.
     scratch = [v for v in buffers if _is_alloc(v) and all(_ancestor_in(u.owner.operation, members) for u in v.uses)]
     buffers = [v for v in buffers if v not in scratch]
+    sizes = list(dict.fromkeys(v for b in scratch for v in b.owner.operands))  # a dynamic scratch's sizes
     location = run[0].location
-    with ir.InsertionPoint(run[0]):
-        func.CallOp([], ir.FlatSymbolRefAttr.get(name), buffers, loc=location)
+    with ir.InsertionPoint(run[0]), location:
+        operands = [v for b in buffers for v in _static_view(b)] + sizes
+        func.CallOp([], ir.FlatSymbolRefAttr.get(name), operands)
     with ir.InsertionPoint(module_body):
-        kernel = func.FuncOp(name, ([v.type for v in buffers], []), loc=location)
+        kernel = func.FuncOp(name, ([v.type for v in operands], []), loc=location)
     kernel.attributes["fusec.kernel"] = ir.UnitAttr.get()
-    entry = kernel.add_entry_block([location] * len(buffers))
-    with ir.InsertionPoint(entry):
-        replacements = {v: v.owner.clone().result for v in constants + scratch}
-        replacements.update(zip(buffers, entry.arguments))
-        ret = func.ReturnOp([], loc=location)
+    entry = kernel.add_entry_block([location] * len(operands))
+    with ir.InsertionPoint(entry), location:
+        replacements = {v: v.owner.clone().result for v in constants}
+        args = iter(entry.arguments)
+        for v in buffers:
+            replacements[v] = _dynamic_view(v.type, next(args), args)
+        replacements.update(zip(sizes, args))
+        for v in scratch:
+            clone = v.owner.clone()
+            for i, size in enumerate(clone.operands):
+                clone.operands[i] = replacements[size]
+            replacements[v] = clone.result
+        ret = func.ReturnOp([])
     for op in run:
         op.move_before(ret)
     with ir.InsertionPoint(ret):
@@ -139,6 +160,31 @@ def _outline(module_body, run: list, name: str) -> None:
         op.walk(redirect)
     for value in scratch:
         value.owner.operation.erase()
+
+
+def _static_view(buffer) -> list:
+    """The call's operands for `buffer`: itself, or (a dynamic row count) its static cast and its rows."""
+    t = ir.MemRefType(buffer.type)
+    if t.has_static_shape:
+        return [buffer]
+    shape = list(t.shape)
+    if _DYNAMIC in shape[1:]:
+        raise ValueError(f"a buffer {t} with a dynamic dim other than the outermost")
+    static = ir.MemRefType.get([ROWS_BOUND, *shape[1:]], t.element_type, memory_space=t.memory_space)
+    rows = memref.DimOp(buffer, arith.ConstantOp(ir.IndexType.get(), 0).result).result
+    return [memref.CastOp(static, buffer).result, rows]
+
+
+def _dynamic_view(dynamic_type, arg, args):
+    """In the kernel, the buffer the group's ops use: the argument, or (a dynamic row count) the
+    argument viewed with the row count that follows it."""
+    t = ir.MemRefType(dynamic_type)
+    if t.has_static_shape:
+        return arg
+    shape = list(t.shape)
+    strides = [math.prod(shape[i + 1:]) for i in range(len(shape))]
+    return memref.ReinterpretCastOp(t, arg, [], [next(args)], [], static_offsets=[0],
+                                    static_sizes=[_DYNAMIC, *shape[1:]], static_strides=strides).result
 
 
 def run(module_op, pass_) -> None:

@@ -182,14 +182,10 @@ def _last_stage(options: CompileOptions, stop: str | None) -> str:
 def compile_spec(spec, options: CompileOptions, *, stop: str | None = None,
                  on_stage: Callable | None = None) -> Compilation:
     """Compile a frontend.ModelSpec (a model and example inputs) up to `stop` (default: the last stage)."""
-    from .frontend import defined_at, import_to_torch_dialect
+    from .frontend import import_to_torch_dialect
 
     stop = _last_stage(options, stop)
     module = import_to_torch_dialect(spec, upcast_low_precision=options.upcast_low_precision)
-    if options.target == "cpu" and any(spec.row_symbols):
-        raise FusecError("a dynamic row count needs the cuda target: the cpu target compiles static shapes "
-                         "(drop `dynamic_shapes` to check the numerics on the cpu)",
-                         location=defined_at(spec.source, "dynamic_shapes"))
     load_fusec_dialect(module.context)
     comp = Compilation(options, spec.source, module, parameters=[n for n, _ in spec.parameters])
     comp.texts["torch"] = _print(module)

@@ -19,7 +19,7 @@ stages up to `fused`, then takes its own way down:
 | stage  | IR                                          | made by                                      |
 |--------|---------------------------------------------|----------------------------------------------|
 | tiled  | buffers; each group a function the host calls | bufferization, group outlining             |
-| llvm   | llvm dialect, run by MLIR's ExecutionEngine | linalg to loops, libm calls, LLVM lowering   |
+| llvm   | the kernels in the llvm dialect, run by MLIR's ExecutionEngine | host erased, linalg to loops, libm calls, LLVM lowering |
 """
 
 from __future__ import annotations
@@ -79,6 +79,7 @@ def _lower_to_host_llvm(o: CompileOptions) -> list[str]:
     # rsqrt has no libm function: it is expanded (1/sqrt); math and arithmetic on bf16 runs in f32
     # (libm and the CPU have no bf16), and bf16 casts become integer arithmetic.
     return [
+        "fusec-erase-host-function",
         "func.func(convert-linalg-to-loops)", "expand-strided-metadata", "lower-affine",
         "math-expand-ops{ops=fpowi,rsqrt}", "math-extend-to-supported-types{target-type=f32}",
         "arith-emulate-unsupported-floats{source-types=bf16 target-type=f32}",
@@ -111,7 +112,7 @@ STAGES: list[Stage] = _SHARED + [
 CPU_STAGES: list[Stage] = _SHARED + [
     Stage("tiled", "bufferized; each group a function (a CPU kernel) the host function calls",
           _bufferize_and_outline, host_final=True),
-    Stage("llvm", "host function and kernels in the llvm dialect, for MLIR's ExecutionEngine",
+    Stage("llvm", "the kernels in the llvm dialect, for MLIR's ExecutionEngine (the manifest calls them)",
           _lower_to_host_llvm),
 ]
 # Every stage name, in order: the choices of --emit.

@@ -111,6 +111,23 @@ def layernorm_module_rows():
     check(fn, norm, make, 1e-4)
 
 
+# A 3-d input with a dynamic batch: a kernel's rows are batch x 128 (the grid is an expression).
+# CHECK-LABEL: TEST: batch_of_sequences
+# CHECK-NEXT:  grid: [{'op': 'mul', 'args': ['rows', 128]}, 1, 1]
+# CHECK-NEXT:  rows: 1 2 7 8 300 4099 close: True
+@run
+def batch_of_sequences():
+    def make(rows):
+        return (torch.randn(rows, 128, 1024),)
+
+    def softmax(x):
+        return torch.softmax(x, -1)
+
+    fn = fusec.compile(softmax, make(8), dynamic_shapes=({0: ROWS},))
+    print("grid:", fn.manifest["steps"][0]["grid"])
+    check(fn, softmax, make, 1e-5)
+
+
 # Inputs of one symbol must agree: refused, naming what was expected.
 # CHECK-LABEL: TEST: rows_disagree
 # CHECK-NEXT:  refused: error: input 2 is float32[7, 4096], the compiled model expects float32[rows=8, 4096]

@@ -1,4 +1,4 @@
-# RMSNorm + SiLU * up with a symbolic row count: one kernel for any number of rows (the cuda target).
+# RMSNorm + SiLU * up with a symbolic row count: one kernel for any number of rows.
 import torch
 
 
