@@ -107,6 +107,12 @@ def _one_op_graph(node) -> torch.fx.GraphModule:
     return torch.fx.GraphModule(torch.nn.Module(), graph)
 
 
+def _symbolic(graph: torch.fx.GraphModule) -> bool:
+    """Does an input of the graph have a symbolic size (a model with dynamic rows)?"""
+    return any(isinstance(n.meta.get("val"), torch.Tensor) and not all(isinstance(d, int) for d in n.meta["val"].shape)
+               for n in graph.graph.nodes if n.op == "placeholder")
+
+
 def verdict(node) -> str:
     """'supported', or why fusec cannot compile this op: lowers it alone to the linalg stage."""
     from torch_mlir.compiler_utils import TorchMlirCompilerError
@@ -134,6 +140,10 @@ def verdict(node) -> str:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FutureWarning)
             module = stateless_fx_import(graph, output_type="torch", fx_importer=FxImporter(context=context))
+        if _symbolic(graph):  # as the compiler imports a model with dynamic rows
+            with context:
+                func = next(op for op in module.body.operations if op.operation.name == "func.func")
+                func.attributes["torch.assume_strict_symbolic_shapes"] = ir.UnitAttr.get()
         build_pass_manager(next(s for s in STAGES if s.name == "linalg").passes(CompileOptions()),
                            context).run(module.operation)
     except (TorchMlirCompilerError, ir.MLIRError) as err:

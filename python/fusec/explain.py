@@ -195,6 +195,12 @@ def cmd_explain(argv) -> int:
         check_writable(args.html, "--html")
         bench = load_bench(args.bench_json) if args.bench_json else None
     spec = load_model_file(args.input)
+    if spec.dynamic_shapes is not None:
+        # Bytes are counted for shapes: a model with dynamic rows is explained at its example inputs'.
+        print(f"fusec explain: {args.input}: the figures are for the example inputs' shapes "
+              f"({', '.join(str(list(t.shape)) for t in spec.example_inputs)}); the compiled kernels take any "
+              "row count", file=sys.stderr)
+        spec = dataclasses.replace(spec, dynamic_shapes=None)
     comp = compile_spec(spec, _options(args), stop="fused")
     e = build_explanation(spec, comp.module, comp.options.fusion)
     if not args.html:
