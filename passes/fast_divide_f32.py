@@ -21,18 +21,15 @@ After:
 
 from __future__ import annotations
 
-from fusec.mlir import ir
-
 from .fast_math_16bit import approximate, stored_widths
+from .group_kernel import gpu_launches
 
 FLAG = "fusec-fast-divide-f32"
 SUMMARY = "Approximate divides (fastmath<afn>) in kernels that store only floats of 32 bits or fewer"
 
 
 def run(module_op, pass_) -> None:
-    launches = []
-    module_op.walk(lambda op: (launches.append(op) if op.name == "gpu.launch" else None) or ir.WalkResult.ADVANCE)
-    for launch in launches:
+    for launch in gpu_launches(module_op):
         widths = stored_widths(launch)
         if widths and max(widths) <= 32:
             approximate(launch, ("arith.divf",))

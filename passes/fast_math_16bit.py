@@ -28,6 +28,8 @@ from __future__ import annotations
 
 from fusec.mlir import ir
 
+from .group_kernel import gpu_launches
+
 FLAG = "fusec-fast-math-16bit"
 SUMMARY = "Approximate exp, log and divide (fastmath<afn>) in kernels that store only 16-bit floats"
 
@@ -55,9 +57,7 @@ def with_afn(flags: str) -> str:
 
 
 def run(module_op, pass_) -> None:
-    launches = []
-    module_op.walk(lambda op: (launches.append(op) if op.name == "gpu.launch" else None) or ir.WalkResult.ADVANCE)
-    for launch in launches:
+    for launch in gpu_launches(module_op):
         widths = stored_widths(launch)
         if widths and max(widths) <= 16:
             approximate(launch, APPROXIMATED)

@@ -44,6 +44,13 @@ def attributes(op) -> dict:
     return {name: op.attributes[name] for name in (a if isinstance(a, str) else a.name for a in op.attributes)}
 
 
+def gpu_launches(module_op) -> list:
+    """Every gpu.launch in the module (the kernels, before outlining), in order."""
+    launches = []
+    module_op.walk(lambda op: (launches.append(op) if op.name == "gpu.launch" else None) or ir.WalkResult.ADVANCE)
+    return launches
+
+
 def const(n: int):
     return arith.ConstantOp(ir.IndexType.get(), n).result
 

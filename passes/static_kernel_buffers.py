@@ -31,6 +31,8 @@ from __future__ import annotations
 from fusec.mlir import ir
 from torch_mlir.dialects import arith, memref
 
+from .group_kernel import gpu_launches
+
 FLAG = "fusec-static-kernel-buffers"
 SUMMARY = "Give kernels static buffer types (a bound for a dynamic row count) and dynamic sizes as values"
 
@@ -88,9 +90,7 @@ def _cast_buffers(launch) -> None:
 
 
 def run(module_op, pass_) -> None:
-    launches = []
-    module_op.walk(lambda op: (launches.append(op) if op.name == "gpu.launch" else None) or ir.WalkResult.ADVANCE)
-    for launch in launches:
+    for launch in gpu_launches(module_op):
         try:
             _hoist_dims(launch)
             _cast_buffers(launch)

@@ -47,8 +47,7 @@ class Executable:
         for i, (t, spec) in enumerate(zip(tensors, specs)):
             if not isinstance(t, torch.Tensor):
                 raise FusecError(f"input {i} is a {type(t).__name__}, not a tensor")
-            expected = [symbols.setdefault(d, n) if isinstance(d, str) and isinstance(n, int) else d
-                        for d, n in zip(spec["shape"], list(t.shape) + [None] * len(spec["shape"]))]
+            expected = _expected_shape(spec["shape"], list(t.shape), symbols)
             if list(t.shape) != expected or str(t.dtype) != f"torch.{spec['dtype']}":
                 shown = ", ".join(f"{d}={symbols[d]}" if d in symbols else str(d) for d in spec["shape"])
                 raise FusecError(f"input {i} is {str(t.dtype)[6:]}{list(t.shape)}, the compiled model expects "
@@ -96,6 +95,14 @@ class Executable:
 
     def _launch(self, step: dict, storage: dict) -> None:
         raise NotImplementedError
+
+
+def _expected_shape(shape: list, given: list, symbols: dict) -> list:
+    """The shape an input must have: its manifest shape, each symbol bound to the first size the
+    inputs give it (`symbols`, updated)."""
+    if len(given) != len(shape):
+        return shape
+    return [symbols.setdefault(d, n) if isinstance(d, str) else d for d, n in zip(shape, given)]
 
 
 def _sized_launch(step: dict, symbols: dict) -> dict:
