@@ -162,6 +162,7 @@ def extract_manifest(module, *, target: str = "cuda", arch: str | None = "sm_90"
     for buf in buffers:
         if buf["name"] in output_buffers:
             buf["role"] = "output"
+    used = list(dict.fromkeys(d for i in inputs for d in i["shape"] if isinstance(d, str)))
     return {
         "format": FORMAT,
         "target": target,
@@ -174,8 +175,7 @@ def extract_manifest(module, *, target: str = "cuda", arch: str | None = "sm_90"
         "steps": steps,
         "kernels": list(dict.fromkeys(launch["kernel"] for launch in launches)),  # launch order, once each
         # the row symbols the sizes above use (only with a dynamic row count)
-        **({"symbols": list(dict.fromkeys(d for i in inputs for d in i["shape"] if isinstance(d, str)))}
-           if any(isinstance(d, str) for i in inputs for d in i["shape"]) else {}),
+        **({"symbols": used} if used else {}),
     }
 
 
