@@ -42,7 +42,7 @@ import math
 from fusec.mlir import ir
 from torch_mlir.dialects import arith, func, memref
 
-from .static_kernel_buffers import ROWS_BOUND
+from .static_kernel_buffers import static_type
 
 FLAG = "fusec-outline-groups-to-functions"
 SUMMARY = "Outline each fused group of ops on buffers into a function the host calls (CPU target)"
@@ -167,12 +167,8 @@ def _static_view(buffer) -> list:
     t = ir.MemRefType(buffer.type)
     if t.has_static_shape:
         return [buffer]
-    shape = list(t.shape)
-    if _DYNAMIC in shape[1:]:
-        raise ValueError(f"a buffer {t} with a dynamic dim other than the outermost")
-    static = ir.MemRefType.get([ROWS_BOUND, *shape[1:]], t.element_type, memory_space=t.memory_space)
     rows = memref.DimOp(buffer, arith.ConstantOp(ir.IndexType.get(), 0).result).result
-    return [memref.CastOp(static, buffer).result, rows]
+    return [memref.CastOp(static_type(t), buffer).result, rows]
 
 
 def _dynamic_view(dynamic_type, arg, args):

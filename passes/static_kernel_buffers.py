@@ -71,7 +71,8 @@ def _hoist_dims(launch) -> None:
         op.erase()
 
 
-def _static_type(t: ir.MemRefType) -> ir.MemRefType:
+def static_type(t: ir.MemRefType) -> ir.MemRefType:
+    """`t` with its dynamic outermost extent replaced by ROWS_BOUND (any other dynamic dim: an error)."""
     if _DYNAMIC in list(t.shape)[1:]:
         raise ValueError(f"a kernel buffer {t} with a dynamic dim other than the outermost")
     return ir.MemRefType.get([ROWS_BOUND, *list(t.shape)[1:]], t.element_type, memory_space=t.memory_space)
@@ -85,7 +86,7 @@ def _cast_buffers(launch) -> None:
                 continue
             if v not in casts:
                 with ir.InsertionPoint(launch.operation), launch.location:
-                    casts[v] = memref.CastOp(_static_type(ir.MemRefType(v.type)), v).result
+                    casts[v] = memref.CastOp(static_type(ir.MemRefType(v.type)), v).result
             op.operands[i] = casts[v]
 
 
