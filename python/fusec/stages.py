@@ -43,7 +43,7 @@ class Stage:
 
 
 def _fuse(o: CompileOptions) -> list[str]:
-    return ["fusec-narrow-f64", "fusec-erase-unused-results", "fusec-fold-unit-reshapes", "canonicalize",
+    return ["fusec-narrow-f64", "fusec-erase-unused-results", "fusec-fold-unit-reshapes", "canonicalize", "cse",
             "fusec-hoist-parallel-dims", "fusec-classify-ops",
             f"fusec-form-groups{{fusion={o.fusion} max-registers={o.max_registers}}}"]
 

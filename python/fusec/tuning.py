@@ -1,7 +1,8 @@
 """Tuned schedules: keys, shape buckets and the tables `fusec tune` writes and compiles read.
 
 A kernel is known by its *signature*: a hash of its fusion group's ops at the fused stage with the
-tensor shapes left out (the same RMSNorm at another size has the same signature). Its *bucket* is
+tensor shapes left out (the same RMSNorm at another size has the same signature) and its values
+numbered by position (the printed names depend on the ops around the group). Its *bucket* is
 the shape class a schedule is tuned for. The policy, used both when tuning and when compiling:
 
   - row kernels (a group with reductions): rows rounded up to a power of two, the row length exact
@@ -32,6 +33,7 @@ __all__ = ["kernel_keys", "bucket_of", "cache_path", "load_table", "lookup_overr
 
 SHIPPED_TABLE = os.path.join(os.path.dirname(__file__), "data", "tune-h200.json")
 _DIMS = re.compile(r"(tensor|memref|vector)<([0-9x?]+x)?([a-z]\w*)")
+_VALUE = re.compile(r"%[\w$.-]+")
 
 
 def bucket_of(shape: list[int], reduced_dims: list[int]) -> str:
@@ -43,9 +45,17 @@ def bucket_of(shape: list[int], reduced_dims: list[int]) -> str:
     return f"elements<={1 << max(0, (elements - 1).bit_length())}"
 
 
+def positional(text: str) -> str:
+    """`text` with its SSA values renamed by order of first appearance (%0, %1, ...). The printer
+    names values after what comes before them in the function (%cst_3, %14): a signature of the
+    printed names would change when an unrelated op moved, and silently miss the tables."""
+    names: dict[str, str] = {}
+    return _VALUE.sub(lambda m: names.setdefault(m[0], f"%{len(names)}"), text)
+
+
 def _signature(group) -> str:
     body = "\n".join(str(op) for op in group.regions[0].blocks[0].operations)
-    body = _DIMS.sub(lambda m: f"{m[1]}<{'?x' * m[0].count('x')}{m[3]}", body)
+    body = positional(_DIMS.sub(lambda m: f"{m[1]}<{'?x' * m[0].count('x')}{m[3]}", body))
     return hashlib.sha256(body.encode()).hexdigest()[:16]
 
 
