@@ -76,6 +76,8 @@ class ModelSpec:
     parameters: list = dataclasses.field(default_factory=list)
     # the symbol of each input's dim 0 when it is dynamic, else None; set on export
     row_symbols: list = dataclasses.field(default_factory=list)
+    # symbol -> (min, max or None): the range torch.export allows it (the model's Dim), where bounded
+    row_bounds: dict = dataclasses.field(default_factory=dict)
 
 
 def load_model_file(path: str) -> ModelSpec:
@@ -302,17 +304,19 @@ def _export(module, spec, upcast_low_precision):
                          location=_innermost_location(err, spec.source) if spec.source.endswith(".py") else None
                          ) from None
     _check_outputs(program, spec)
-    spec.row_symbols = _row_symbols(program, spec, dynamic_shapes)
+    spec.row_symbols, spec.row_bounds = _row_symbols(program, spec, dynamic_shapes)
     return program
 
 
-def _row_symbols(program, spec: ModelSpec, dynamic_shapes) -> list[str | None]:
-    """The symbol of each user input's dim 0 (None: static). fusec's kernels take the row count at
-    launch, so the outermost dim of an input may be dynamic; any other dim is refused here, naming it,
-    rather than further down where a dynamic stride cannot reach a kernel that takes bare pointers.
-    A symbol is named after its `torch.export.Dim` where the model file names one."""
+def _row_symbols(program, spec: ModelSpec, dynamic_shapes) -> tuple[list[str | None], dict]:
+    """The symbol of each user input's dim 0 (None: static), and {symbol: (min, max or None)} for
+    those torch.export bounds (a `Dim` with `min` or `max`: the runtime checks them at each call).
+    fusec's kernels take the row count at launch, so the outermost dim of an input may be dynamic;
+    any other dim is refused here, naming it, rather than further down where a dynamic stride cannot
+    reach a kernel that takes bare pointers. A symbol is named after its `torch.export.Dim` where the
+    model file names one."""
     given = dynamic_shapes[0] if dynamic_shapes else ()
-    symbols, names = [], {}  # names: str(SymInt) -> the Dim's name
+    symbols, names, bounds = [], {}, {}  # names: str(SymInt) -> the Dim's name
     inputs = [n for n in program.graph.nodes if n.op == "placeholder"]
     for i, node in enumerate(inputs[:len(spec.example_inputs)]):
         val = node.meta.get("val")
@@ -330,7 +334,22 @@ def _row_symbols(program, spec: ModelSpec, dynamic_shapes) -> list[str | None]:
         if hasattr(dim, "__name__"):
             names.setdefault(str(shape[0]), dim.__name__)
         symbols.append(str(shape[0]))
-    return [names.get(s, s) if s else None for s in symbols]
+        bound = _bound(program.range_constraints.get(shape[0].node.expr))
+        if bound:
+            bounds[str(shape[0])] = bound
+    return [names.get(s, s) if s else None for s in symbols], {names.get(s, s): b for s, b in bounds.items()}
+
+
+def _bound(ranges) -> tuple[int, int | None] | None:
+    """(min, max or None) of a symbol's range, None when it is unbounded ([0, oo))."""
+    import sympy
+    from torch.utils._sympy.numbers import int_oo
+
+    if ranges is None:
+        return None
+    low = int(ranges.lower)
+    high = None if ranges.upper in (int_oo, sympy.oo) else int(ranges.upper)
+    return (low, high) if low > 0 or high is not None else None
 
 
 def _check_outputs(program, spec: ModelSpec) -> None:
@@ -379,20 +398,24 @@ def import_to_torch_dialect(spec: ModelSpec, *, upcast_low_precision: bool = Tru
     except TorchMlirCompilerError as err:
         raise FusecError(f"torch-mlir could not import the model: {_short(err)}") from None
     if any(spec.row_symbols):
-        _mark_dynamic_rows(module, spec.row_symbols)
+        _mark_dynamic_rows(module, spec.row_symbols, spec.row_bounds)
     return module
 
 
-def _mark_dynamic_rows(module, symbols) -> None:
+def _mark_dynamic_rows(module, symbols, bounds: dict) -> None:
     """Tell torch-mlir's lowering that inputs with the same symbol have the same size (no runtime
     shape asserts: the runtime checks the inputs before a launch), and record the symbols
-    (`fusec.row_symbols`, "" for a static input) for the launch manifest."""
+    (`fusec.row_symbols`, "" for a static input) and their bounds (`fusec.row_bounds`, {symbol:
+    [min] or [min, max]}) for the launch manifest."""
     from .mlir import ir
 
     with module.context:
         func = next(op for op in module.body.operations if op.operation.name == "func.func")
         func.attributes["torch.assume_strict_symbolic_shapes"] = ir.UnitAttr.get()
         func.attributes["fusec.row_symbols"] = ir.ArrayAttr.get([ir.StringAttr.get(s or "") for s in symbols])
+        if bounds:
+            func.attributes["fusec.row_bounds"] = ir.DictAttr.get(
+                {s: ir.DenseI64ArrayAttr.get([low] if high is None else [low, high]) for s, (low, high) in bounds.items()})
 
 
 def _short(err: BaseException, limit: int = 20) -> str:

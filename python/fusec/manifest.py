@@ -11,6 +11,8 @@ symbol (`"rows"`, named after the model's `torch.export.Dim`: the function's `fu
 and every size the host computes from it (a buffer's rows, a grid, a kernel's element count) is an
 expression over the symbols, as JSON: `{"op": "ceildiv", "args": [{"op": "mul", "args": ["rows",
 1024]}, 256]}`. The runtime binds the symbols from the inputs it is given and evaluates them.
+A symbol the model bounds (`Dim("rows", min=1, max=4096)`: the function's `fusec.row_bounds`) is
+listed under "bounds" as [min, max] (max null when unbounded); the runtime refuses a call outside.
 """
 
 from __future__ import annotations
@@ -174,9 +176,22 @@ def extract_manifest(module, *, target: str = "cuda", arch: str | None = "sm_90"
         "buffers": buffers,
         "steps": steps,
         "kernels": list(dict.fromkeys(launch["kernel"] for launch in launches)),  # launch order, once each
-        # the row symbols the sizes above use (only with a dynamic row count)
+        # the row symbols the sizes above use (only with a dynamic row count), and their bounds
         **({"symbols": used} if used else {}),
+        **({"bounds": bounds} if (bounds := _row_bounds(func, used)) else {}),
     }
+
+
+def _row_bounds(func, used: list[str]) -> dict:
+    """{symbol: [min, max or None]} of the used symbols the frontend recorded bounds for."""
+    if "fusec.row_bounds" not in func.attributes:
+        return {}
+    bounds = {}
+    for named in ir.DictAttr(func.attributes["fusec.row_bounds"]):
+        if named.name in used:
+            values = list(ir.DenseI64ArrayAttr(named.attr))
+            bounds[named.name] = [values[0], values[1] if len(values) > 1 else None]
+    return bounds
 
 
 def _row_symbols(func, n_args: int) -> list[str]:

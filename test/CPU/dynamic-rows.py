@@ -10,7 +10,7 @@ import torch
 import fusec
 
 torch.manual_seed(0)
-ROWS = torch.export.Dim("rows", min=2, max=1 << 20)
+ROWS = torch.export.Dim("rows", min=1, max=1 << 20)
 COUNTS = (1, 2, 7, 33)
 
 
@@ -103,3 +103,30 @@ def batch_of_sequences():
 
     fn = fusec.compile(softmax, make(4), dynamic_shapes=({0: ROWS},), target="cpu")
     check(fn, softmax, make, 1e-5)
+
+
+# The Dim's range is the model's contract (torch.export compiled it for those sizes): the manifest
+# records it, and a call outside it is refused, naming the input and the range. Without a min, 0
+# rows is a valid call: the launches are skipped and the outputs are empty.
+# CHECK-LABEL: TEST: bounded_rows
+# CHECK-NEXT:  bounds: {'rows': [4, 64]}
+# CHECK-NEXT:  4 rows: [4, 32]
+# CHECK-NEXT:  error: input 0 has rows=3: the model's Dim 'rows' allows 4 to 64
+# CHECK-NEXT:  error: input 0 has rows=65: the model's Dim 'rows' allows 4 to 64
+# CHECK-NEXT:  unbounded, bounds in the manifest: False 0 rows: [0, 32]
+@run
+def bounded_rows():
+    def softmax(x):
+        return torch.softmax(x, -1)
+
+    fn = fusec.compile(softmax, (torch.randn(8, 32),), dynamic_shapes=({0: torch.export.Dim("rows", min=4, max=64)},),
+                       target="cpu")
+    print("bounds:", fn.manifest["bounds"])
+    print("4 rows:", list(fn(torch.randn(4, 32)).shape))
+    for rows in (3, 65):
+        try:
+            fn(torch.randn(rows, 32))
+        except fusec.FusecError as err:
+            print(err)
+    free = fusec.compile(softmax, (torch.randn(8, 32),), dynamic_shapes=({0: torch.export.Dim("rows")},), target="cpu")
+    print("unbounded, bounds in the manifest:", "bounds" in free.manifest, "0 rows:", list(free(torch.zeros(0, 32)).shape))

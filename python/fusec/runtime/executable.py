@@ -48,6 +48,7 @@ class Executable:
             if not isinstance(t, torch.Tensor):
                 raise FusecError(f"input {i} is a {type(t).__name__}, not a tensor")
             expected = _expected_shape(spec["shape"], list(t.shape), symbols)
+            _check_bounds(i, spec["shape"], symbols, self.manifest.get("bounds", {}))
             if list(t.shape) != expected or str(t.dtype) != f"torch.{spec['dtype']}":
                 shown = ", ".join(f"{d}={symbols[d]}" if d in symbols else str(d) for d in spec["shape"])
                 raise FusecError(f"input {i} is {str(t.dtype)[6:]}{list(t.shape)}, the compiled model expects "
@@ -103,6 +104,17 @@ def _expected_shape(shape: list, given: list, symbols: dict) -> list:
     if len(given) != len(shape):
         return shape
     return [symbols.setdefault(d, n) if isinstance(d, str) else d for d, n in zip(shape, given)]
+
+
+def _check_bounds(i: int, shape: list, symbols: dict, bounds: dict) -> None:
+    """Refuse a row count outside the range the model's `Dim` declared (torch.export compiled the
+    model for that range only)."""
+    for d in shape:
+        if isinstance(d, str) and d in bounds and d in symbols:
+            low, high = bounds[d]
+            if symbols[d] < low or (high is not None and symbols[d] > high):
+                allowed = f"{low} to {high}" if high is not None else f"at least {low}"
+                raise FusecError(f"input {i} has {d}={symbols[d]}: the model's Dim '{d}' allows {allowed}")
 
 
 def _sized_launch(step: dict, symbols: dict) -> dict:
