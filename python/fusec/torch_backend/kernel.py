@@ -2,9 +2,12 @@
 
 A region is a GraphModule of ATen ops whose inputs are tensors. Its shapes and dtypes come from
 the fake tensors aot_autograd left in each placeholder's `meta["val"]`; fusec compiles for those
-alone (static shapes). The compile itself is `fusec.compile` on the region, with zeros of those
-shapes on the CPU as example inputs: the kernels depend on shapes and dtypes, not on values or on
-where the example tensors live, so a CUDA region is traced without touching the GPU.
+shapes. Dim 0 may be symbolic (dynamo makes a batch that changes between calls symbolic): the
+region is then compiled once with dynamic rows (`dynamic_shapes`, one `Dim` per symbol, named rows0,
+rows1, ... by first appearance) and its kernels take the row count at each call. The compile itself
+is `fusec.compile` on the region, with zeros of those shapes (a symbol at its traced size) on the
+CPU as example inputs: the kernels depend on shapes and dtypes, not on values or on where the
+example tensors live, so a CUDA region is traced without touching the GPU.
 """
 
 from __future__ import annotations
@@ -49,16 +52,38 @@ def graph_text(gm: torch.fx.GraphModule) -> str:
 
 
 def _input_signature(gm) -> list:
-    """[(shape, dtype, device)] of the region's inputs, or a FusecError saying why it has none."""
-    sig = []
+    """[(shape, dtype, device)] of the region's inputs, a symbolic dim 0 as its name (rows0, rows1,
+    ... by first appearance), or a FusecError saying why it has none."""
+    sig, symbols = [], {}
     for node in gm.graph.find_nodes(op="placeholder"):
         val = node.meta.get("val")
         if not isinstance(val, torch.Tensor):
             raise FusecError(f"input {node.name} is {type(val).__name__}, not a tensor")
-        if not all(isinstance(d, int) for d in val.shape):
-            raise FusecError(f"input {node.name} has a dynamic shape {tuple(val.shape)}")
-        sig.append((list(val.shape), str(val.dtype).removeprefix("torch."), val.device))
+        shape = list(val.shape)
+        if not all(isinstance(d, int) for d in shape[1:]):
+            raise FusecError(f"input {node.name} has a dynamic shape {tuple(shape)}: only dim 0 may be dynamic")
+        if shape and not isinstance(shape[0], int):
+            shape[0] = symbols.setdefault(str(shape[0]), f"rows{len(symbols)}")
+        sig.append((shape, str(val.dtype).removeprefix("torch."), val.device))
     return sig
+
+
+# The size a symbolic dim 0 gets in the example inputs (compile and first run). Dynamo makes a dim
+# symbolic only from 2 on (0 and 1 are specialized), so any size from 2 stands for all of them.
+EXAMPLE_ROWS = 8
+
+
+def _sizes(shape) -> list[int]:
+    return [EXAMPLE_ROWS if isinstance(d, str) else d for d in shape]
+
+
+def _dynamic_shapes(sig):
+    """`dynamic_shapes` for the region's export: one `torch.export.Dim` per symbol, None for a
+    static input; None when every input is static."""
+    dims = {d: torch.export.Dim(d) for shape, _, _ in sig for d in shape[:1] if isinstance(d, str)}
+    if not dims:
+        return None
+    return tuple({0: dims[shape[0]]} if shape and isinstance(shape[0], str) else None for shape, _, _ in sig)
 
 
 def _target(sig) -> tuple[str, torch.device]:
@@ -103,10 +128,12 @@ def _compile(gm, sig, options: dict):
     from ..driver import compile_spec
     from ..frontend import ModelSpec, check_spec
 
-    with unset_fake_temporarily():  # aot_autograd's fake mode may be active
-        examples = tuple(torch.zeros(shape, dtype=getattr(torch, dtype)) for shape, dtype, _ in sig)
+    # Outside aot_autograd's fake mode and dynamo's tracing context: the export of a region with
+    # dynamic rows would otherwise add its own guards to the frame dynamo is compiling.
+    with unset_fake_temporarily(), torch._guards.tracing(None):
+        examples = tuple(torch.zeros(_sizes(shape), dtype=getattr(torch, dtype)) for shape, dtype, _ in sig)
         # fusec.compile, with a non-strict export: the region is an ATen graph dynamo already traced
-        spec = ModelSpec(_on_cpu(gm), examples, strict_export=False)
+        spec = ModelSpec(_on_cpu(gm), examples, dynamic_shapes=_dynamic_shapes(sig), strict_export=False)
         check_spec(spec)
         return CompiledModel(compile_spec(spec, CompileOptions(**options)), spec.parameters)
 
@@ -169,7 +196,8 @@ def _try_run(result: RegionResult, sig, device) -> None:
 
     try:
         with unset_fake_temporarily(), torch.cuda.device(device) if device.type == "cuda" else contextlib.nullcontext():
-            result.compiled(*(torch.zeros(shape, dtype=getattr(torch, dtype), device=device) for shape, dtype, _ in sig))
+            result.compiled(*(torch.zeros(_sizes(shape), dtype=getattr(torch, dtype), device=device)
+                              for shape, dtype, _ in sig))
     except FusecError as err:
         result.status, result.compiled = "pytorch", None
         result.reason = f"fusec's runtime refused it: {_first_line(err.message)}"

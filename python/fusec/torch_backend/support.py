@@ -72,12 +72,16 @@ def _base(node: torch.fx.Node) -> str | None:
     return name[len("aten."):] if name.startswith("aten.") else None
 
 
-def _is_static(node: torch.fx.Node) -> bool:
-    """fusec compiles static shapes: a symbolic size in any input or result keeps the op in PyTorch."""
+def _shapes_supported(node: torch.fx.Node) -> bool:
+    """fusec compiles static shapes, and a symbolic dim 0 (the rows: a batch that changes between
+    calls, which dynamo's automatic dynamic shapes make symbolic); a symbolic size in any other dim
+    of an input or result keeps the op in PyTorch, as does a symbolic size passed to the op."""
     vals = [node.meta.get("val")] + [a.meta.get("val") for a in node.all_input_nodes]
     for val in vals:
+        if isinstance(val, torch.SymInt):
+            return False
         for t in (val if isinstance(val, (tuple, list)) else (val,)):
-            if isinstance(t, torch.Tensor) and not all(isinstance(d, int) for d in t.shape):
+            if isinstance(t, torch.Tensor) and not all(isinstance(d, int) for d in t.shape[1:]):
                 return False
     return True
 
@@ -96,8 +100,8 @@ def why_pytorch(node: torch.fx.Node) -> str | None:
         return PYTORCH[base]
     if base not in COMPUTE and base not in VIEWS:
         return "not in fusec's op table (python/fusec/torch_backend/support.py)"
-    if not _is_static(node):
-        return "dynamic shape: fusec compiles static shapes (torch.compile(..., dynamic=False))"
+    if not _shapes_supported(node):
+        return "dynamic shape: fusec compiles static shapes and dynamic rows (dim 0) only"
     return None
 
 
