@@ -49,14 +49,20 @@ def _is_free(op, free_values) -> bool:
     return op.name in _FREE and all(v in free_values for v in op.operands)
 
 
-def nbytes(value) -> int:
+def nbytes(value, per_row: bool = False) -> int:
+    """The bytes of a ranked tensor; of a dynamic one, 0, or with `per_row` the bytes of one row
+    (its dynamic dim counted as 1)."""
     t = value.type
-    if not isinstance(t, ir.RankedTensorType) or not t.has_static_shape:
+    if not isinstance(t, ir.RankedTensorType) or not (t.has_static_shape or per_row):
         return 0
     n = 1
     for d in t.shape:
-        n *= d
+        n *= 1 if d == ir.ShapedType.get_dynamic_size() else d
     return n * _ELEMENT_BYTES.get(str(t.element_type), 4)
+
+
+def _is_dynamic(value) -> bool:
+    return isinstance(value.type, ir.RankedTensorType) and not value.type.has_static_shape
 
 
 def _shape(value) -> tuple:
@@ -109,7 +115,7 @@ def describe(ops, ret) -> list[OpNode]:
             rows_only = True
             if producer is not None and c is not None and maps:
                 rows_only = _reads_own_row(ops[producer], op, list(op.operands).index(v), maps)
-            operands.append(Operand(name(v), nbytes(v), producer, rows_only))
+            operands.append(Operand(name(v), nbytes(v, per_row=True), producer, rows_only, _is_dynamic(v)))
         kind = c.kind if c else "opaque"
         node = OpNode(i, _label(i, op), kind, shape, _shape(op.results[0]) if len(op.results) else (),
                       sum(nbytes(r) for r in op.results), operands,

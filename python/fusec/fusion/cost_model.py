@@ -33,6 +33,7 @@ class Operand:
     nbytes: int
     producer: int | None = None  # index of the producing OpNode, None for a function input/constant
     reads_rows_only: bool = True  # for a reduced value: read back at the consumer's own row
+    per_row: bool = False  # a tensor with a dynamic row count: nbytes counts one row
 
 
 @dataclasses.dataclass
@@ -78,11 +79,12 @@ class Decision:
     verdict: str  # fuse | split | recompute | materialize
     bytes_saved: int
     reason: str
+    per_row: bool = False  # bytes_saved counts one row (a model with a dynamic row count)
 
     def as_text(self) -> str:
         rule = f"rule {self.rule}" if self.rule else "no rule"
-        return (f"{self.producer} -> {self.consumer}: {self.verdict} ({rule}; saves {self.bytes_saved} bytes): "
-                f"{self.reason}")
+        saved = f"{self.bytes_saved} bytes{' per row' if self.per_row else ''}"
+        return f"{self.producer} -> {self.consumer}: {self.verdict} ({rule}; saves {saved}): {self.reason}"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -139,7 +141,7 @@ class _Former:
                 self.groups[gid].members.append(p)
                 self.group_of[p] = gid
                 self._log(self.nodes[p], node, 2, "fuse", 2 * operand.nbytes,
-                          "the initial value is a constant: computed in the consumer's kernel")
+                          "the initial value is a constant: computed in the consumer's kernel", operand.per_row)
 
     def _new_group(self, node: OpNode, reason: str) -> None:
         kind = {"broadcast": "pointwise", "fill": "pointwise"}.get(node.kind, node.kind)
@@ -148,8 +150,8 @@ class _Former:
         self.groups.append(group)
         self.group_of[node.index] = group.id
 
-    def _log(self, producer: OpNode, consumer: OpNode, rule, verdict, saved, reason):
-        self.decisions.append(Decision(producer.label, consumer.label, rule, verdict, saved, reason))
+    def _log(self, producer: OpNode, consumer: OpNode, rule, verdict, saved, reason, per_row=False):
+        self.decisions.append(Decision(producer.label, consumer.label, rule, verdict, saved, reason, per_row))
 
     def _place(self, node: OpNode) -> None:
         self._place_node(node)
@@ -195,10 +197,12 @@ class _Former:
         for operand, producer in edges:  # 3. the verdict on every edge, from the final groups
             if self._find(self.group_of[producer.index]) == chosen.id and producer.index in pre:
                 rule, reason = pre[producer.index]
-                self._log(producer, node, *self._fuse_verdict(chosen, producer, operand, node, rule, reason))
+                self._log(producer, node, *self._fuse_verdict(chosen, producer, operand, node, rule, reason),
+                          operand.per_row)
             elif self._find(self.group_of[producer.index]) == chosen.id:
                 rule, reason = absorbed.get(producer.index, (None, "merged"))
-                self._log(producer, node, *self._fuse_verdict(chosen, producer, operand, node, rule, reason))
+                self._log(producer, node, *self._fuse_verdict(chosen, producer, operand, node, rule, reason),
+                          operand.per_row)
             else:
                 rule, reason = refusals.get(producer.index, (None, "read from memory"))
                 self._log(producer, node, rule, "split", 0, reason)
@@ -286,7 +290,7 @@ class _Former:
             if outside:
                 return 5, "materialize", operand.nbytes, (
                     f"{producer.label} also feeds ops outside this kernel: it is written once "
-                    f"({operand.nbytes} bytes) and recomputed here")
+                    f"({operand.nbytes} bytes{' per row' if operand.per_row else ''}) and recomputed here")
             return 5, "recompute", saved, (
                 f"{producer.label} has {1 + len(others)} consumers; recomputing it costs "
                 f"{extra} extra ops per element, within the budget of {self.policy.recompute_budget}")
