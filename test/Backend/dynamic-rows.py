@@ -50,6 +50,8 @@ def dynamic_regions():
 # CHECK-NEXT:  rows: 8 16 5 33 300 match eager: True
 # CHECK-NEXT:  graphs: 2, fusec compiles: 4
 # CHECK-NEXT:  dynamic regions: 2, symbols: ['rows0'], first input: ['rows0', 128]
+# CHECK-NEXT:  fusec: graph 1: 7 ATen ops -> 2 fusec regions (2 kernels, cpu), 4 ops in PyTorch
+# CHECK-NEXT:    fusec   fusec_region_0  cpu  native_layer_norm, gelu -> main_kernel_0, rows0 dynamic [compiled
 @run
 def automatic_dynamic():
     calls(torch.compile(MODEL, backend="fusec"), (8, 16, 5, 33, 300))
@@ -57,6 +59,7 @@ def automatic_dynamic():
     regions = dynamic_regions()
     manifest = regions[0].compiled.manifest
     print(f"dynamic regions: {len(regions)}, symbols: {manifest['symbols']}, first input: {manifest['inputs'][0]['shape']}")
+    print("\n".join(tb.reports[-1].lines()[:2]))
 
 
 # The same regions again: from the disk cache (the key names the symbols by position, rows0).

@@ -6,6 +6,7 @@ Printed (to stderr) when the backend's `explain` option is set or FUSEC_EXPLAIN=
     fusec: graph 0: 9 ATen ops -> 2 fusec regions (2 kernels, cpu), 5 ops in PyTorch
       fusec   fusec_region_0  cpu  native_layer_norm, gelu -> main_kernel_0 [compiled 2.1s]
       fusec   fusec_region_1  cpu  add -> main_kernel_0 [cache]
+      (a region compiled with dynamic rows says so: `-> main_kernel_0, rows0 dynamic [compiled 1.9s]`)
       pytorch aten.addmm x2   matmul (contraction): PyTorch's cuBLAS/MKL kernel; ...
       pytorch aten.t x2       a view with no arithmetic beside it: stays a free PyTorch view
 """
@@ -65,7 +66,9 @@ class Report:
                 rows.append(f"  pytorch {r.name}  {ops}: {r.reason}")
             else:
                 status = _STATUS[r.status].format(s=r.seconds)
-                rows.append(f"  fusec   {r.name}  {r.target}  {ops} -> {', '.join(r.kernels)} [{status}]")
+                symbols = r.compiled.manifest.get("symbols", []) if r.compiled is not None else []
+                dynamic = "".join(f", {s} dynamic" for s in symbols)
+                rows.append(f"  fusec   {r.name}  {r.target}  {ops} -> {', '.join(r.kernels)}{dynamic} [{status}]")
         width = max((len(_count(op, n)) for (op, _), n in self.pytorch_ops.items()), default=0)
         for (op, why), n in sorted(self.pytorch_ops.items()):
             rows.append(f"  pytorch {_count(op, n):<{width}}  {why}")
