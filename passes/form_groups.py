@@ -180,7 +180,30 @@ def run(module_op, pass_, fusion: str = "full", max_registers: int = 128, recomp
         return
     for func in list(module_op.regions[0].blocks[0].operations):
         if func.operation.name == "func.func" and len(func.regions[0].blocks):
+            refused = _dynamic_reduction(func)
+            if refused is not None:
+                refused.location.emit_error(
+                    f"{FLAG}: a reduction over the dynamic row count ({refused.operands[0].type}) is not supported: "
+                    "kernels reduce along static dims; compile with a static row count, or reduce over another dim")
+                pass_.signal_pass_failure()
+                return
             _run_on_function(func, policy)
+
+
+def _dynamic_reduction(func):
+    """The first reduction whose reduced dims include a dynamic one (a model compiled with
+    `dynamic_shapes` reducing over its rows), or None. Row kernels take the row count at launch;
+    the length of a reduction sets the threads and registers of its kernel and must be known."""
+    for op in func.regions[0].blocks[0].operations:
+        if op.operation.name != "linalg.generic":
+            continue
+        c = classify(op)
+        j, _ = full_input(op) if c.kind == "reduction" else (None, None)
+        if j is not None:
+            shape = ir.ShapedType(op.operands[j].type).shape
+            if any(shape[d] == ir.ShapedType.get_dynamic_size() for d in c.reduced_axes):
+                return op
+    return None
 
 
 def _run_on_function(func, policy) -> None:

@@ -37,6 +37,7 @@ NaN positions must agree (run.compare); the generator makes no NaN or inf.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import re
@@ -155,8 +156,9 @@ def _forget_module(spec) -> None:
         sys.modules.pop(name, None)
 
 
-def evaluate(path: str, *, target: str, compile_only: bool, arch: str = "sm_90") -> dict:
-    """Compile and check one model file. Never raises for a problem of the model or of fusec."""
+def evaluate(path: str, *, target: str, compile_only: bool, arch: str = "sm_90", dynamic_rows: bool = False) -> dict:
+    """Compile and check one model file. Never raises for a problem of the model or of fusec.
+    `dynamic_rows`: compile with dim 0 of the inputs symbolic and check at another row count."""
     import torch
 
     from .. import FusecError
@@ -169,7 +171,7 @@ def evaluate(path: str, *, target: str, compile_only: bool, arch: str = "sm_90")
     except FusecError as err:
         return _verdict("failed", "invalid", f"the model file does not load: {err}")
     try:
-        return _check(spec, source, target=target, compile_only=compile_only, arch=arch)
+        return _check(spec, source, target=target, compile_only=compile_only, arch=arch, dynamic_rows=dynamic_rows)
     finally:
         _forget_module(spec)
         del spec
@@ -177,19 +179,49 @@ def evaluate(path: str, *, target: str, compile_only: bool, arch: str = "sm_90")
             torch.cuda.empty_cache()
 
 
-def _check(spec, source, *, target, compile_only, arch) -> dict:
+# --dynamic-rows: the row count the compiled model is checked at, past the example's
+_OTHER_ROWS = 3
+
+
+def _dynamic_rows(spec):
+    """(`dynamic_shapes` making dim 0 of the inputs symbolic, the spec with inputs at another row
+    count), or None when the model has no rows to vary. The rows are dim 0 of the first input of rank
+    2 or more; every input of rank 2 or more with that many rows shares the symbol (torch.export
+    refuses a model whose rows cannot vary, and the verdict is then `rejected`)."""
+    import torch
+
+    ranked = [t for t in spec.example_inputs if t.dim() >= 2]
+    if not ranked or ranked[0].shape[0] < 2:
+        return None
+    rows, dim = ranked[0].shape[0], torch.export.Dim("rows")
+    marked = [t.dim() >= 2 and t.shape[0] == rows for t in spec.example_inputs]
+    gen = torch.Generator().manual_seed(1)
+    inputs = tuple(torch.randn((rows + _OTHER_ROWS, *t.shape[1:]), generator=gen).to(t.dtype) if m else t
+                   for t, m in zip(spec.example_inputs, marked))
+    return tuple({0: dim} if m else None for m in marked), dataclasses.replace(spec, example_inputs=inputs)
+
+
+def _check(spec, source, *, target, compile_only, arch, dynamic_rows=False) -> dict:
     import torch
 
     import fusec
     from fusec import FusecError
 
+    options = {"arch": arch}
+    checked = spec  # the inputs the compiled model is checked on
+    if dynamic_rows:
+        dynamic = _dynamic_rows(spec)
+        if dynamic is None:
+            return _verdict("rejected", "no-rows", "no input of rank 2 or more with 2 rows or more to vary")
+        options["dynamic_shapes"], checked = dynamic
     try:
-        plain, ref32, ref64 = _references(spec)
+        plain, ref32, ref64 = _references(checked)
     except Exception as err:  # noqa: BLE001 - the generator made a model PyTorch itself rejects
+        if checked is not spec:  # its rows meet a fixed size: they cannot vary
+            return _verdict("rejected", "fixed-rows", f"eager raises at another row count: {type(err).__name__}: {err}")
         return _verdict("failed", "invalid", f"PyTorch eager raised {type(err).__name__}: {err}")
     if not all(bool(torch.isfinite(r).all()) for r in ref32):
         return _verdict("failed", "invalid", "the reference has inf or NaN (a generator bug: values are bounded)")
-    options = {"arch": arch}
     if not compile_only:
         options["target"] = target
     try:
@@ -202,8 +234,9 @@ def _check(spec, source, *, target, compile_only, arch) -> dict:
     except Exception as err:  # noqa: BLE001 - any other exception of fusec's is a failure
         return _verdict("failed", "exception", f"{type(err).__name__}: {err}", _traceback(err))
     if compile_only:
-        return _check_compiled(compiled, plain, arch)
-    return _run_and_compare(compiled, spec, plain, ref32, ref64, _hints(source, spec.example_inputs), target)
+        rows = {"rows": next(t.shape[0] for t in checked.example_inputs if t.dim() >= 2)} if dynamic_rows else {}
+        return _check_compiled(compiled, plain, arch, rows)
+    return _run_and_compare(compiled, checked, plain, ref32, ref64, _hints(source, checked.example_inputs), target)
 
 
 def _traceback(err) -> list[str]:
@@ -212,13 +245,16 @@ def _traceback(err) -> list[str]:
     return "".join(traceback.format_exception(type(err), err, err.__traceback__)).splitlines()[-12:]
 
 
-def _check_compiled(compiled, plain, arch) -> dict:
-    """Compile-only: the manifest's outputs are eager's, and ptxas (when found) accepts the PTX."""
+def _check_compiled(compiled, plain, arch, symbols: dict) -> dict:
+    """Compile-only: the manifest's outputs are eager's (their sizes evaluated at `symbols`, the
+    row count of eager's inputs), and ptxas (when found) accepts the PTX."""
+    from ..manifest import evaluate
+
     outputs = compiled.manifest["outputs"]
     if len(outputs) != len(plain):
         return _verdict("failed", "wrong-output", f"the manifest lists {len(outputs)} outputs, eager returns {len(plain)}")
     for i, (o, r) in enumerate(zip(outputs, plain)):
-        if list(o["shape"]) != list(r.shape) or o.get("dtype", str(r.dtype)[6:]) != str(r.dtype)[6:]:
+        if [evaluate(d, symbols) for d in o["shape"]] != list(r.shape) or o.get("dtype", str(r.dtype)[6:]) != str(r.dtype)[6:]:
             return _verdict("failed", "wrong-output", f"output {i} is {o.get('dtype')}{o['shape']} in the manifest, "
                             f"{str(r.dtype)[6:]}{list(r.shape)} in eager")
     from ..backends.cuda_tools import ptxas_path

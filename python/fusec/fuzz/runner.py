@@ -3,6 +3,7 @@
     fusec fuzz --target cpu --count 50 --seed 1 --failures-dir DIR
     fusec fuzz --compile-only --count 50 --seed 1       compile to PTX (and ptxas it), run nothing
     fusec fuzz --replay DIR/*.py --target cpu           check model files again
+    fusec fuzz --target cpu --dynamic-rows --seed 1     the rows of every input symbolic
 
 Hypothesis generates the models (fusec.fuzz.generate) from --seed, deterministically and with no
 example database. Each model is MODEL.py text, checked by a worker process (fusec.fuzz.worker,
@@ -16,6 +17,11 @@ each distinct failure signature, hypothesis runs again from the same seed; its e
 first pass (their verdicts come from the record, nothing is recompiled) until the first model with
 that signature, which hypothesis then shrinks, every candidate compiled and checked. Exit status 1
 when anything failed.
+
+--dynamic-rows compiles each model once with dim 0 of its inputs symbolic (`dynamic_shapes`: the
+inputs of rank 2 or more with the first one's row count share one `Dim`) and checks it on inputs
+with 3 more rows, against eager on those. A model with no rows to vary, or one torch.export will
+not make dynamic (its rows meet a fixed size), is rejected.
 """
 
 from __future__ import annotations
@@ -54,6 +60,9 @@ def _parser():
     p.add_argument("--timeout", type=float, default=300,
                    help="seconds one model may take before it counts as a hang (default: 300)")
     p.add_argument("--arch", default="sm_90", help="GPU architecture (default: sm_90)")
+    p.add_argument("--dynamic-rows", action="store_true",
+                   help="compile each model with dim 0 of its inputs symbolic (dynamic_shapes) and check it "
+                        "at another row count")
     p.add_argument("--replay", nargs="+", metavar="MODEL.py", help="check these model files instead of fuzzing")
     p.add_argument("-v", "--verbose", action="store_true", help="one line per model")
     p.add_argument("--debug", action="store_true", help="show Python tracebacks for errors")
@@ -68,7 +77,7 @@ class _Session:
 
         self.args = args
         self.worker = Worker(target=args.target, compile_only=args.compile_only, arch=args.arch,
-                             timeout=args.timeout)
+                             timeout=args.timeout, dynamic_rows=args.dynamic_rows)
         self.verdicts: dict[str, dict] = {}
 
     def verdict(self, source: str) -> dict:
@@ -171,7 +180,8 @@ def _write_model(directory: str, name: str, source: str, verdict: dict, args, no
     head = [f"# fusec fuzz {note} (target {where}, seed {args.seed}): {verdict['kind']}"]
     body = verdict["message"].splitlines() + [d for d in verdict.get("details", []) if d not in verdict["message"]]
     head += [f"#   {line}" for line in body[:40]]
-    replay = f"fusec fuzz --replay {path} " + ("--compile-only" if args.compile_only else f"--target {args.target}")
+    replay = f"fusec fuzz --replay {path} " + ("--compile-only" if args.compile_only else f"--target {args.target}") \
+        + (" --dynamic-rows" if args.dynamic_rows else "")
     head.append(f"# reproduce: {replay}")
     with open(path, "w", encoding="utf-8") as f:
         f.write("\n".join(head) + "\n" + source)
@@ -181,6 +191,7 @@ def _write_model(directory: str, name: str, source: str, verdict: dict, args, no
 def _fuzz(args) -> int:
     session = _Session(args)
     mode = "compile only (PTX" + (", ptxas)" if _has_ptxas() else ")") if args.compile_only else f"target {args.target}"
+    mode += ", dynamic rows" if args.dynamic_rows else ""
     print(f"fusec fuzz: {mode}, seed {args.seed}, {args.count} models", flush=True)
     try:
         return _fuzz_with(session, args)
@@ -249,7 +260,8 @@ def _report_failures(session, failed, args) -> None:
         if best and best != first:
             note = (f"failure, shrunk by hypothesis ({tried} models in {time.perf_counter() - start:.0f} s) "
                     f"from: {_summary(first)}")
-        path = _write_model(args.failures_dir, f"{args.target if not args.compile_only else 'ptx'}-seed{args.seed}-{k}.py",
+        prefix = (args.target if not args.compile_only else "ptx") + ("-dynamic" if args.dynamic_rows else "")
+        path = _write_model(args.failures_dir, f"{prefix}-seed{args.seed}-{k}.py",
                             source, session.verdicts[source], args, note)
         print(f"  {len(sources)}x {sig}\n      {note} -> {path}")
 
@@ -257,7 +269,8 @@ def _report_failures(session, failed, args) -> None:
 def _replay(args) -> int:
     from .worker import Worker
 
-    worker = Worker(target=args.target, compile_only=args.compile_only, arch=args.arch, timeout=args.timeout)
+    worker = Worker(target=args.target, compile_only=args.compile_only, arch=args.arch, timeout=args.timeout,
+                    dynamic_rows=args.dynamic_rows)
     try:
         counts = _replay_with(worker, args)
     finally:

@@ -41,6 +41,7 @@ def _serve(argv) -> int:
     p.add_argument("--target", default="cpu")
     p.add_argument("--compile-only", action="store_true")
     p.add_argument("--arch", default="sm_90")
+    p.add_argument("--dynamic-rows", action="store_true")
     args = p.parse_args(argv)
     # The protocol owns the real stdout; whatever the compiler prints goes to stderr (the log).
     channel = os.fdopen(os.dup(1), "w", encoding="utf-8")
@@ -69,7 +70,8 @@ def _serve(argv) -> int:
             with open(path, "w", encoding="utf-8") as f:
                 f.write(source)
             try:
-                verdict = timed_evaluate(path, target=args.target, compile_only=args.compile_only, arch=args.arch)
+                verdict = timed_evaluate(path, target=args.target, compile_only=args.compile_only, arch=args.arch,
+                                         dynamic_rows=args.dynamic_rows)
             except Exception as err:  # noqa: BLE001 - a bug of the fuzzer's own oracle: report it, do not hide it
                 import traceback
 
@@ -103,8 +105,9 @@ def _startup_problem(args) -> str:
 class Worker:
     """The parent's handle on a worker process; `evaluate(source)` -> verdict dict."""
 
-    def __init__(self, *, target: str, compile_only: bool, arch: str, timeout: float):
-        self.args = ["--target", target, "--arch", arch] + (["--compile-only"] if compile_only else [])
+    def __init__(self, *, target: str, compile_only: bool, arch: str, timeout: float, dynamic_rows: bool = False):
+        self.args = ["--target", target, "--arch", arch] + (["--compile-only"] if compile_only else []) \
+            + (["--dynamic-rows"] if dynamic_rows else [])
         self.timeout = timeout
         self._proc = None
         self._log = None
