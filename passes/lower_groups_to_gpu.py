@@ -68,16 +68,12 @@ OPTIONS = {"threads-per-block": (256, "threads per block (rows use fewer when ro
            "schedule": ("", "per-group overrides of the five knobs above, GROUP.KNOB=VALUE separated by commas: "
                             "0.row_prefetch=0,1.threads_per_block=512 (what --schedule FILE becomes)")}
 
-_VECTOR_KIND = {"arith.addf": "add", "arith.addi": "add", "arith.mulf": "mul", "arith.muli": "mul",
-                "arith.maximumf": "maximumf", "arith.minimumf": "minimumf", "arith.maxnumf": "maxnumf",
-                "arith.minnumf": "minnumf", "arith.maxsi": "maxsi", "arith.minsi": "minsi",
-                "arith.maxui": "maxui", "arith.minui": "minui", "arith.andi": "and", "arith.ori": "or",
-                "arith.xori": "xor"}
-_ALL_REDUCE = {"arith.addf": "add", "arith.addi": "add", "arith.mulf": "mul", "arith.muli": "mul",
-               "arith.maximumf": "maximumf", "arith.minimumf": "minimumf", "arith.maxnumf": "maxnumf",
-               "arith.minnumf": "minnumf", "arith.maxsi": "maxsi", "arith.minsi": "minsi",
-               "arith.maxui": "maxui", "arith.minui": "minui", "arith.andi": "and", "arith.ori": "or",
-               "arith.xori": "xor"}
+# A reduction's combiner -> its name in `#vector.kind<...>` and in `#gpu<all_reduce_op ...>` (the same words)
+_REDUCTION_KIND = {"arith.addf": "add", "arith.addi": "add", "arith.mulf": "mul", "arith.muli": "mul",
+                   "arith.maximumf": "maximumf", "arith.minimumf": "minimumf", "arith.maxnumf": "maxnumf",
+                   "arith.minnumf": "minnumf", "arith.maxsi": "maxsi", "arith.minsi": "minsi",
+                   "arith.maxui": "maxui", "arith.minui": "minui", "arith.andi": "and", "arith.ori": "or",
+                   "arith.xori": "xor"}
 
 
 def _outputs(latest, group_ops):
@@ -427,7 +423,7 @@ def _finish_reduction(kernel, z, acc, lanes, row, cols) -> None:
     comb_name = combiner(z.op).name
     element_type = ir.MemRefType(z.out.type).element_type
     if lanes > 1:
-        acc = vector.ReductionOp(element_type, ir.Attribute.parse(f"#vector.kind<{_VECTOR_KIND[comb_name]}>"),
+        acc = vector.ReductionOp(element_type, ir.Attribute.parse(f"#vector.kind<{_REDUCTION_KIND[comb_name]}>"),
                                  acc).result
     total = _all_reduce(acc, comb_name)
     start = kernel.value(z.sources[-1], z.out, apply_map(indexing_maps(z.op)[-1], row + [const(0)] * len(cols)))
@@ -455,7 +451,7 @@ def _all_reduce(value, comb_name: str):
     if narrow:
         wide = arith.ExtFOp(ir.F32Type.get(), value).result
     total = gpu.AllReduceOp(wide if narrow else value,
-                            op=ir.Attribute.parse(f"#gpu<all_reduce_op {_ALL_REDUCE[comb_name]}>"), uniform=True).result
+                            op=ir.Attribute.parse(f"#gpu<all_reduce_op {_REDUCTION_KIND[comb_name]}>"), uniform=True).result
     return arith.TruncFOp(value.type, total).result if narrow else total
 
 
