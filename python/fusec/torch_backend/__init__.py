@@ -13,8 +13,9 @@ What happens to each graph dynamo captures:
 3. each region is compiled by `fusec.compile` for its tensors' device (`target="cpu"` for CPU
    tensors, the GPU's architecture for CUDA tensors), through the compile cache (`fusec.cache`),
    and its submodule is replaced by the compiled kernels; a region fusec fails on stays in PyTorch,
-   and the report says why (the model never fails because of fusec);
-4. optionally (`cuda_graphs`) the whole forward is replayed as one CUDA graph.
+   and the report says why (the model never fails because of fusec); a region whose inputs have a
+   symbolic dim 0 (a batch that changes between calls) is compiled once with dynamic rows;
+4. optionally (`cuda_graphs`) the whole forward is replayed as one CUDA graph (one per input shape).
 
 Options (`torch.compile(..., options={...})`): `explain` (print the partition report; also
 FUSEC_EXPLAIN=1), `cuda_graphs` (False), `cache` (True: use the disk cache), `cache_dir`, and the
