@@ -400,26 +400,29 @@ def _step(b: _Builder) -> None:
     b.emit(op, expr, shape, dtype, lo, hi, exact)
 
 
-def _shape(draw) -> tuple:
-    rank = draw(st.integers(1, 3))
-    dims = [draw(st.sampled_from(DIMS)) for _ in range(rank)]
+def _shape(draw, rows: bool = False) -> tuple:
+    """A tensor shape; with `rows`, of rank 2 or more with 2 rows or more (a row count to vary)."""
+    rank = draw(st.integers(2 if rows else 1, 3))
+    dims = [draw(st.sampled_from(DIMS[1:] if rows and i == 0 else DIMS)) for i in range(rank)]
     if draw(st.integers(0, 5)) == 5:
         dims[-1] = draw(st.sampled_from(LONG_ROWS))
     for i in range(rank - 1):  # shrink leading dims until the tensor is small enough
-        while math.prod(dims) > MAX_ELEMENTS and dims[i] > 1:
-            dims[i] = max(1, dims[i] // 2 | 1) if dims[i] > 2 else 1
+        least = 2 if rows and i == 0 else 1
+        while math.prod(dims) > MAX_ELEMENTS and dims[i] > least:
+            dims[i] = max(least, dims[i] // 2 | 1) if dims[i] > 2 else least
     return tuple(dims)
 
 
 @st.composite
-def models(draw) -> Model:
-    """A hypothesis strategy of random models."""
+def models(draw, rows: bool = False) -> Model:
+    """A hypothesis strategy of random models; with `rows`, the first input has rows to vary (rank 2
+    or more, 2 rows or more: `fusec fuzz --dynamic-rows`)."""
     dtype = ("float32",) * 7 + ("bfloat16",) * 2 + ("float16",)
     # One seed for the inputs of every model: two examples that differ only in their random inputs
     # are one model (and are not both tried); the structure is what is random.
     m = Model(seed=0, as_module=draw(st.integers(0, 3)) == 3)
     b = _Builder(draw, m)
-    b.new_input(_shape(draw), dtype[draw(st.integers(0, 9))])
+    b.new_input(_shape(draw, rows), dtype[draw(st.integers(0, 9))])
     for i in range(MAX_OPS):  # 1 to MAX_OPS ops
         if not draw(_one_step(b, i == 0)):
             break

@@ -114,7 +114,7 @@ def _explore(session: _Session, on_model) -> list[str]:
 
     @_settings(session.args.count, [Phase.generate])
     @hypothesis.seed(session.args.seed)
-    @given(models())
+    @given(models(rows=session.args.dynamic_rows))
     def test(model):
         source = model.source()
         if source in order:  # an example seen already is not a new model: it does not count
@@ -143,7 +143,7 @@ def _shrink(session: _Session, target_signature: str) -> tuple[str | None, int]:
 
     @_settings(session.args.count, [Phase.generate, Phase.shrink])
     @hypothesis.seed(session.args.seed)
-    @given(models())
+    @given(models(rows=session.args.dynamic_rows))
     def test(model):
         source = model.source()
         if state["best"] is None:  # replaying the first pass: decide as it did
