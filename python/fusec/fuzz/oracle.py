@@ -185,7 +185,7 @@ _OTHER_ROWS = 3
 
 def _dynamic_rows(spec):
     """(`dynamic_shapes` making dim 0 of the inputs symbolic, the spec with inputs at another row
-    count), or None when the model has no rows to vary. The rows are dim 0 of the first input of rank
+    count, {"rows": that count}), or None when the model has no rows to vary. The rows are dim 0 of the first input of rank
     2 or more; every input of rank 2 or more with that many rows shares the symbol (torch.export
     refuses a model whose rows cannot vary, and the verdict is then `rejected`)."""
     import torch
@@ -198,7 +198,8 @@ def _dynamic_rows(spec):
     gen = torch.Generator().manual_seed(1)
     inputs = tuple(torch.randn((rows + _OTHER_ROWS, *t.shape[1:]), generator=gen).to(t.dtype) if m else t
                    for t, m in zip(spec.example_inputs, marked))
-    return tuple({0: dim} if m else None for m in marked), dataclasses.replace(spec, example_inputs=inputs)
+    return (tuple({0: dim} if m else None for m in marked), dataclasses.replace(spec, example_inputs=inputs),
+            {"rows": rows + _OTHER_ROWS})
 
 
 def _check(spec, source, *, target, compile_only, arch, dynamic_rows=False) -> dict:
@@ -208,12 +209,12 @@ def _check(spec, source, *, target, compile_only, arch, dynamic_rows=False) -> d
     from fusec import FusecError
 
     options = {"arch": arch}
-    checked = spec  # the inputs the compiled model is checked on
+    checked, symbols = spec, {}  # the inputs the compiled model is checked on, and their row count
     if dynamic_rows:
         dynamic = _dynamic_rows(spec)
         if dynamic is None:
             return _verdict("rejected", "no-rows", "no input of rank 2 or more with 2 rows or more to vary")
-        options["dynamic_shapes"], checked = dynamic
+        options["dynamic_shapes"], checked, symbols = dynamic
     try:
         plain, ref32, ref64 = _references(checked)
     except Exception as err:  # noqa: BLE001 - the generator made a model PyTorch itself rejects
@@ -234,8 +235,7 @@ def _check(spec, source, *, target, compile_only, arch, dynamic_rows=False) -> d
     except Exception as err:  # noqa: BLE001 - any other exception of fusec's is a failure
         return _verdict("failed", "exception", f"{type(err).__name__}: {err}", _traceback(err))
     if compile_only:
-        rows = {"rows": next(t.shape[0] for t in checked.example_inputs if t.dim() >= 2)} if dynamic_rows else {}
-        return _check_compiled(compiled, plain, arch, rows)
+        return _check_compiled(compiled, plain, arch, symbols)
     return _run_and_compare(compiled, checked, plain, ref32, ref64, _hints(source, checked.example_inputs), target)
 
 
