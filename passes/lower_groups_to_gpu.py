@@ -14,7 +14,8 @@ Three schedules, tried in this order (the first that fits the group wins):
         only the epilogue reads are loaded before the first reduction when registers allow
         (`_prefetch`); lanes are folded, then `gpu.all_reduce` combines the block's threads. With a
         `vectors` knob that asks for more of the row per thread than `row-registers` holds, a thread
-        keeps what fits and reads the rest again for each phase (the hybrid).
+        keeps what fits and reads the rest again for each phase (the hybrid). A row's mean and its
+        variance's sum of squares (LayerNorm) take one block-wide round, not two (`row_variance`).
   row_loop  (rows longer than `row-registers` elements per thread) one block per row, threads
         striding over the row once per reduction and again for the epilogue, `row-unroll` vectors
         per thread per trip.
@@ -51,6 +52,7 @@ from torch_mlir.dialects import arith, gpu, memref, scf, vector
 
 from fusec.schedule import parse_overrides
 
+from . import row_variance
 from .classify_ops import classify, combiner, full_input, indexing_maps
 from .group_kernel import (Kernel, Unsupported, analyse, apply_map, attributes, const, delinearize,
                            element_bytes, identity, lanes_of)
@@ -65,6 +67,8 @@ OPTIONS = {"threads-per-block": (256, "threads per block (rows use fewer when ro
            "vectors": (0, "vectors each thread handles: in a row_registers kernel the vectors of the row it holds, "
                           "which sets the threads per row; in a flat kernel the vectors it loads together "
                           "(0: the heuristic: `row_threads`, and 1 for flat kernels)"),
+           "one-round-variance": (True, "a row's mean and variance (LayerNorm's two sums) in one block-wide "
+                                        "combination (`row_variance`) instead of one each"),
            "schedule": ("", "per-group overrides of the five knobs above, GROUP.KNOB=VALUE separated by commas: "
                             "0.row_prefetch=0,1.threads_per_block=512 (what --schedule FILE becomes)")}
 
@@ -335,14 +339,23 @@ def _row_registers(members, reductions, outputs, made, lanes, knobs):
         prefetched = knobs["row_prefetch"] and _prefetch(kernel, members, reductions, slots, full, in_map, lanes,
                                                          threads)
         reread = {v for point, _ in slots[held:] for v in point[len(row):]}
+        variances = row_variance.match(reductions, math.prod(cols)) if knobs["one_round_variance"] else {}
+        means = {z1: z2 for z2, z1 in variances.items()}
         _describe(body, schedule="row_registers", rows=_static_or_dynamic(n_rows), row_length=math.prod(cols), threads=threads,
                   lanes=lanes, vectors_per_thread=per_thread, prefetch=bool(prefetched),
-                  **({"vectors_in_registers": held} if reread else {}))
+                  **({"vectors_in_registers": held} if reread else {}),
+                  **({"variance": "one round (Chan)"} if variances else {}))
         for i, z in enumerate(reductions):
+            if z in variances:  # computed with its mean, below
+                continue
             element_type = ir.MemRefType(z.out.type).element_type
             comb_name = combiner(z.op).name
             if i:
                 _forget(kernel, reread)
+            if z in means:
+                _mean_and_variance(kernel, z, means[z], slots, lanes, row, cols, tx, threads, body,
+                                   lambda: _forget(kernel, reread))
+                continue
             acc = _fold(kernel, z, slots, kernel.widen(identity(comb_name, element_type), lanes), lanes)
             _finish_reduction(kernel, z, acc, lanes, row, cols)
         _forget(kernel, reread)
@@ -417,6 +430,17 @@ def _fold(kernel, z, slots, acc, lanes):
     return acc
 
 
+def _mean_and_variance(kernel, z1, z2, slots, lanes, row, cols, tx, threads, body, forget) -> None:
+    """Reductions `z1` (a row's sum) and `z2` (its squares about the mean) in one block-wide round
+    (`row_variance`): each thread's count, mean and squares, combined across the block."""
+    moments = row_variance.thread_moments(kernel, z1, slots, lanes, forget)
+    count, mean, squares = row_variance.block_combine(moments, tx, threads,
+                                                      row_variance.workgroup_buffer(body, threads))
+    for z, total in ((z1, arith.MulFOp(mean, count).result), (z2, squares)):
+        start = row_variance.start_value(kernel, z, row, len(cols))
+        kernel.registers[z] = arith.AddFOp(start, total).result
+
+
 def _finish_reduction(kernel, z, acc, lanes, row, cols) -> None:
     """Fold the lanes of a thread's accumulator, combine the threads, add the reduction's initial
     value: the row's result, kept in a register for the epilogue."""
@@ -426,7 +450,7 @@ def _finish_reduction(kernel, z, acc, lanes, row, cols) -> None:
         acc = vector.ReductionOp(element_type, ir.Attribute.parse(f"#vector.kind<{_REDUCTION_KIND[comb_name]}>"),
                                  acc).result
     total = _all_reduce(acc, comb_name)
-    start = kernel.value(z.sources[-1], z.out, apply_map(indexing_maps(z.op)[-1], row + [const(0)] * len(cols)))
+    start = row_variance.start_value(kernel, z, row, len(cols))
     kernel.registers[z] = ir.Operation.create(comb_name, results=[element_type], operands=[start, total],
                                               attributes=attributes(combiner(z.op))).result
 
@@ -589,7 +613,7 @@ def _flat_vectors(outputs, shape, total, threads, made, lanes, per_thread):
         gpu.TerminatorOp()
 
 def run(module_op, pass_, threads_per_block: int = 256, row_registers: int = 32, row_prefetch: bool = True,
-        row_unroll: int = 4, vectors: int = 0, schedule: str = "") -> None:
+        row_unroll: int = 4, vectors: int = 0, one_round_variance: bool = True, schedule: str = "") -> None:
     groups: dict = {}
     module_op.walk(lambda op: (groups.setdefault(ir.IntegerAttr(op.attributes["fusec.group"]).value, []).append(op)
                                if "fusec.group" in op.attributes else None) or ir.WalkResult.ADVANCE)
@@ -606,7 +630,8 @@ def run(module_op, pass_, threads_per_block: int = 256, row_registers: int = 32,
         pass_.signal_pass_failure()
         return
     defaults = {"threads_per_block": threads_per_block, "row_registers": row_registers,
-                "row_prefetch": row_prefetch, "row_unroll": row_unroll, "vectors": vectors}
+                "row_prefetch": row_prefetch, "row_unroll": row_unroll, "vectors": vectors,
+                "one_round_variance": one_round_variance}
     for gid, ops in groups.items():
         kind = ir.StringAttr(ops[0].attributes["fusec.group_kind"]).value
         knobs = {**defaults, **overrides.get(gid, {})}
