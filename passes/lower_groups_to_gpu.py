@@ -434,8 +434,7 @@ def _mean_and_variance(kernel, z1, z2, slots, lanes, row, cols, tx, threads, bod
     """Reductions `z1` (a row's sum) and `z2` (its squares about the mean) in one block-wide round
     (`row_variance`): each thread's count, mean and squares, combined across the block."""
     moments = row_variance.thread_moments(kernel, z1, slots, lanes, forget)
-    count, mean, squares = row_variance.block_combine(moments, tx, threads,
-                                                      row_variance.workgroup_buffer(body, threads))
+    count, mean, squares = row_variance.block_moments(moments, tx, threads, body)
     for z, total in ((z1, arith.MulFOp(mean, count).result), (z2, squares)):
         start = row_variance.start_value(kernel, z, row, len(cols))
         kernel.registers[z] = arith.AddFOp(start, total).result

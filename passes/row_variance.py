@@ -20,12 +20,12 @@ add-reduction of `(x - s / N) * (x - s / N)` (or of `... * (1 / N)`), where `N` 
 from __future__ import annotations
 
 from fusec.mlir import ir
-from torch_mlir.dialects import arith, gpu, memref, scf, vector
+from torch_mlir.dialects import arith, vector
 
+from .block_reduce import block_reduce
 from .classify_ops import combiner, full_input, indexing_maps
 from .group_kernel import apply_map, const
 
-WARP = 32
 
 
 def _body(member) -> list:
@@ -125,7 +125,7 @@ def _f32(v: float):
     return arith.ConstantOp(ir.F32Type.get(), v).result
 
 
-def _combine(a, b):
+def _merge(a, b):
     """Chan et al.'s merge of two (count, mean, sum of squares about the mean) triples. A count known
     at compile time (a Python float: every thread holds as many elements) folds into constants: two
     equal halves merge without a division."""
@@ -143,69 +143,10 @@ def _combine(a, b):
     return n, m, arith.AddFOp(arith.AddFOp(qa, qb).result, cross).result
 
 
-def _shuffle(v, offset: int):
-    """Lane `lane ^ offset`'s `v` (a count known at compile time is every lane's)."""
-    if isinstance(v, float):
-        return v
-    i32 = ir.IntegerType.get_signless(32)
-    return gpu.ShuffleOp(v, arith.ConstantOp(i32, offset).result, arith.ConstantOp(i32, WARP).result,
-                         gpu.ShuffleMode.XOR).results[0]
-
-
-def _butterfly(triple, widths):
-    for offset in widths:
-        triple = _combine(triple, tuple(_shuffle(v, offset) for v in triple))
-    return triple
-
-
-def block_combine(triple, tx, threads: int, workgroup):
-    """The block's (count, mean, sum of squares) from every thread's: butterfly shuffles within each
-    warp; lane 0 of each warp writes its warp's triple to `workgroup` (3 x warps floats); after one
-    barrier, every warp combines the warps' triples by shuffles again, so each thread ends with the
-    total and no second barrier is needed."""
-    triple = _butterfly(triple, [16, 8, 4, 2, 1])
-    warps = threads // WARP
-    if warps > 1:
-        triple = _across_warps(triple, tx, warps, workgroup)
-    return tuple(_f32(v) if isinstance(v, float) else v for v in triple)
-
-
-def _across_warps(triple, tx, warps: int, workgroup):
-    lane = arith.RemUIOp(tx, const(WARP)).result
-    warp = arith.DivUIOp(tx, const(WARP)).result
-    first = scf.IfOp(arith.CmpIOp(arith.CmpIPredicate.eq, lane, const(0)).result)
-    with ir.InsertionPoint(first.then_block):
-        for k, v in enumerate(triple):
-            if not isinstance(v, float):
-                memref.StoreOp(v, workgroup, [arith.AddIOp(warp, const(k * warps)).result])
-        scf.YieldOp([])
-    gpu.BarrierOp()
-    # Each group of `span` lanes (the warps, rounded up to a power of two) combines all the warps'
-    # triples, so every lane ends with the total after log2(span) shuffles; lanes past the warps
-    # hold an empty triple.
-    span = 1 << (warps - 1).bit_length()
-    index = arith.RemUIOp(lane, const(span)).result
-    present = arith.CmpIOp(arith.CmpIPredicate.ult, index, const(warps)).result
-    slot = arith.MinUIOp(index, const(warps - 1)).result
-
-    def gather(k, v):
-        if isinstance(v, float) and span == warps:
-            return v
-        mine = _f32(v) if isinstance(v, float) else memref.LoadOp(workgroup, [arith.AddIOp(slot, const(k * warps)).result]).result
-        return mine if span == warps else arith.SelectOp(present, mine, _f32(0.0)).result
-
-    return _butterfly(tuple(gather(k, v) for k, v in enumerate(triple)), [o for o in (16, 8, 4, 2, 1) if o < span])
-
-
-def workgroup_buffer(body, threads: int):
-    """A shared-memory buffer of 3 floats per warp, as a workgroup attribution of the gpu.launch."""
-    space = ir.Attribute.parse("#gpu.address_space<workgroup>")
-    launch = body.owner
-    count = ir.IntegerAttr(launch.attributes["workgroup_attributions"]).value \
-        if "workgroup_attributions" in launch.attributes else 0
-    launch.attributes["workgroup_attributions"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), count + 1)
-    return body.add_argument(ir.MemRefType.get([3 * max(1, threads // WARP)], ir.F32Type.get(), memory_space=space),
-                             launch.location)
+def block_moments(moments, tx, threads: int, body):
+    """The row's (count, mean, sum of squares about the mean) from every thread's, in one round
+    (`block_reduce`)."""
+    return block_reduce(moments, _merge, (0.0, 0.0, 0.0), tx, threads, body)
 
 
 def thread_moments(kernel, z1, slots, lanes: int, forget):

@@ -13,7 +13,7 @@
 
 // CHECK-LABEL: func.func @main(
 // CHECK-SAME:      %[[X:.*]]: memref<4x256xf32>
-// CHECK:         gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %c64, {{.*}}) workgroup(%[[WG:.*]] : memref<6xf32, #gpu.address_space<workgroup>>) {
+// CHECK:         gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %c64, {{.*}}) workgroup(%[[WG:.*]] : memref<4xf32, #gpu.address_space<workgroup>>) {
 // CHECK:           %[[XV:.*]] = vector.load %[[X]]
 // CHECK:           %[[SUM:.*]] = vector.reduction <add>, %{{.*}} : vector<4xf32> into f32
 // CHECK:           %[[MEAN:.*]] = arith.divf %[[SUM]], %[[FOUR:.*]] fastmath<afn> : f32
