@@ -353,8 +353,7 @@ def _row_registers(members, reductions, outputs, made, lanes, knobs):
             if i:
                 _forget(kernel, reread)
             if z in means:
-                _mean_and_variance(kernel, z, means[z], slots, lanes, row, cols, tx, threads, body,
-                                   lambda: _forget(kernel, reread))
+                _mean_and_variance(kernel, z, means[z], slots, lanes, row, cols, tx, threads, body)
                 continue
             acc = _fold(kernel, z, slots, kernel.widen(identity(comb_name, element_type), lanes), lanes)
             _finish_reduction(kernel, z, acc, lanes, row, cols)
@@ -430,10 +429,10 @@ def _fold(kernel, z, slots, acc, lanes):
     return acc
 
 
-def _mean_and_variance(kernel, z1, z2, slots, lanes, row, cols, tx, threads, body, forget) -> None:
+def _mean_and_variance(kernel, z1, z2, slots, lanes, row, cols, tx, threads, body) -> None:
     """Reductions `z1` (a row's sum) and `z2` (its squares about the mean) in one block-wide round
     (`row_variance`): each thread's count, mean and squares, combined across the block."""
-    moments = row_variance.thread_moments(kernel, z1, slots, lanes, forget)
+    moments = row_variance.thread_moments(kernel, z1, slots, lanes)
     count, mean, squares = row_variance.block_moments(moments, tx, threads, body)
     for z, total in ((z1, arith.MulFOp(mean, count).result), (z2, squares)):
         start = row_variance.start_value(kernel, z, row, len(cols))

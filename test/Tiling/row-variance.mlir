@@ -1,7 +1,8 @@
 // A LayerNorm's two sums (the mean's, then the squares about it) in one block-wide round:
 // fusec-lower-groups-to-gpu with `one-round-variance` (passes/row_variance.py). 4 rows of 256 floats:
 // a block of 64 threads (2 warps) per row, one vector of 4 per thread. Each thread takes the mean of
-// its 4 elements and the sum of squares about it; butterfly shuffles merge (mean, squares) within
+// its 4 elements and the sum of squares about it (Welford over its slots, then its lanes merged: with
+// one slot, the lanes' average and squared distances from it); butterfly shuffles merge (mean, squares) within
 // each warp (the counts are equal and known, so they are constants, not shuffled); lane 0 of each
 // warp writes its pair to shared memory; after the one barrier every warp merges the 2 warps' pairs
 // by one more shuffle. Without the option (TWO), each sum is its own gpu.all_reduce.
@@ -16,7 +17,7 @@
 // CHECK:         gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %c64, {{.*}}) workgroup(%[[WG:.*]] : memref<4xf32, #gpu.address_space<workgroup>>) {
 // CHECK:           %[[XV:.*]] = vector.load %[[X]]
 // CHECK:           %[[SUM:.*]] = vector.reduction <add>, %{{.*}} : vector<4xf32> into f32
-// CHECK:           %[[MEAN:.*]] = arith.divf %[[SUM]], %[[FOUR:.*]] fastmath<afn> : f32
+// CHECK:           %[[MEAN:.*]] = arith.mulf %[[SUM]], %[[QUARTER:.*]] : f32
 // CHECK:           %[[SHIFT:.*]] = vector.broadcast %[[MEAN]]
 // CHECK:           %[[D:.*]] = arith.subf %[[XV]], %[[SHIFT]] : vector<4xf32>
 // CHECK:           arith.mulf %[[D]], %[[D]] : vector<4xf32>
