@@ -33,7 +33,6 @@ from .classify_ops import combiner, full_input, indexing_maps
 from .group_kernel import apply_map, const
 
 
-
 def _body(member) -> list:
     """The ops of a member's body, without its linalg.yield."""
     return list(member.op.regions[0].blocks[0].operations)[:-1]
@@ -104,16 +103,26 @@ def _squared(member):
     return _operand_key(member, op.operands[0])
 
 
+def _starts_at_zero(z) -> bool:
+    """Whether reduction `z` starts from a fill of 0 in the group (so its value is the sum itself)."""
+    fill = z.sources[-1]
+    return fill is not None and fill.kind == "fill" and _constant(fill.inputs[0]) == 0.0
+
+
+def _f32_sum(z) -> bool:
+    return ir.MemRefType(z.out.type).element_type == ir.F32Type.get() and _element_key(z) is not None
+
+
 def match(reductions, n: int) -> dict:
     """{variance reduction: mean's reduction} for the pairs the combined round computes (rows of `n`
-    elements)."""
+    elements): both f32 sums, the mean's from 0."""
     pairs = {}
     for z1 in reductions:
-        x = _element_key(z1)
-        if x is None or ir.MemRefType(z1.out.type).element_type != ir.F32Type.get():
+        if not (_f32_sum(z1) and _starts_at_zero(z1)):
             continue
+        x = _element_key(z1)
         for z2 in reductions:
-            if z2 is z1 or z2 in pairs or z1 in pairs.values() or _element_key(z2) is None:
+            if z2 is z1 or z2 in pairs or z1 in pairs.values() or not _f32_sum(z2):
                 continue
             a = _squared(_element_key(z2)[0])
             if a is None:

@@ -11,6 +11,10 @@
 // RUN: fusec %s --emit fused | fusec-opt - --fusec-dissolve-groups \
 // RUN:   '--one-shot-bufferize=bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map' \
 // RUN:   --fusec-lower-groups-to-gpu=one-round-variance=0 | FileCheck %s --check-prefix=TWO
+// A sum that starts from 1 instead of 0 (its fill edited) no longer gives the mean that the squares
+// are about: no merge (START), each of the three sums its own gpu.all_reduce.
+// RUN: sed 's/%cst = arith.constant 0.000000e+00 : f64/%cst = arith.constant 1.000000e+00 : f64/' %s > %t.mlir
+// RUN: fusec %t.mlir --emit tiled | FileCheck %s --check-prefix=START
 
 // CHECK-LABEL: func.func @main(
 // CHECK-SAME:      %[[X:.*]]: memref<4x256xf32>
@@ -36,6 +40,11 @@
 // CHECK:           math.rsqrt
 // CHECK:           vector.store
 // CHECK:           gpu.terminator
+
+// START-LABEL: func.func @main(
+// START-NOT:     workgroup(
+// START-COUNT-3: gpu.all_reduce add
+// START-NOT:     gpu.shuffle
 
 // TWO-LABEL: func.func @main(
 // TWO-NOT:       workgroup(
