@@ -91,8 +91,7 @@ def _across_warps(values, merge, empty, tx, warps: int, body):
         mine = memref.LoadOp(workgroup, [arith.AddIOp(slot, const(shared.index(k) * warps)).result]).result
         if span == warps:
             return mine
-        nothing = empty[k] if isinstance(empty[k], ir.Value) else constant(empty[k], v.type)
-        return arith.SelectOp(present, mine, nothing).result
+        return arith.SelectOp(present, mine, constant(empty[k], v.type)).result
 
     return _butterfly(tuple(gather(k, v) for k, v in enumerate(values)), merge,
                       [o for o in (16, 8, 4, 2, 1) if o < span])

@@ -67,10 +67,10 @@ OPTIONS = {"threads-per-block": (256, "threads per block (rows use fewer when ro
            "vectors": (0, "vectors each thread handles: in a row_registers kernel the vectors of the row it holds, "
                           "which sets the threads per row; in a flat kernel the vectors it loads together "
                           "(0: the heuristic: `row_threads`, and 1 for flat kernels)"),
-           "one-round-variance": (True, "a row's mean and variance (LayerNorm's two sums) in one block-wide "
-                                        "combination (`row_variance`) instead of one each"),
            "schedule": ("", "per-group overrides of the five knobs above, GROUP.KNOB=VALUE separated by commas: "
-                            "0.row_prefetch=0,1.threads_per_block=512 (what --schedule FILE becomes)")}
+                            "0.row_prefetch=0,1.threads_per_block=512 (what --schedule FILE becomes)"),
+           "one-round-variance": (True, "a row's mean and variance (LayerNorm's two sums) in one block-wide "
+                                        "combination (`row_variance`) instead of one each")}
 
 # A reduction's combiner -> its name in `#vector.kind<...>` and in `#gpu<all_reduce_op ...>` (the same words)
 _REDUCTION_KIND = {"arith.addf": "add", "arith.addi": "add", "arith.mulf": "mul", "arith.muli": "mul",
