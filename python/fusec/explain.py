@@ -123,7 +123,7 @@ def build_explanation(spec, module, fusion: str) -> Explanation:
         o.line = _short(o.location, spec.source)
     kernels = []
     for g in _groups(module):
-        lines = sorted({_short(location_to_text(op.location, spec.source).rsplit(":", 1)[0], spec.source)
+        lines = sorted({_short((location_to_text(op.location, spec.source) or "").rsplit(":", 1)[0], spec.source)
                         for op in g.regions[0].blocks[0].operations if op.name != "fusec.yield"})
         kernels.append(Kernel(_attr(g, "fusec.id"), _attr(g, "kind"), _attr(g, "shape"), _attr(g, "reduced_dims"),
                               lines, _attr(g, "members"), _attr(g, "bytes_read"), _attr(g, "bytes_written")))

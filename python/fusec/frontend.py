@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import os
+import re
 import sys
 import traceback
 import types
@@ -390,6 +391,7 @@ def import_to_torch_dialect(spec: ModelSpec, *, upcast_low_precision: bool = Tru
     if all(getattr(out, "op", None) == "placeholder" for out in outputs):
         raise FusecError("the model computes nothing (it returns its inputs unchanged): there is no kernel "
                          "to compile", location=_model_location(spec))
+    _keep_user_frames(program)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FutureWarning)
@@ -400,6 +402,34 @@ def import_to_torch_dialect(spec: ModelSpec, *, upcast_low_precision: bool = Tru
     if any(spec.row_symbols):
         _mark_dynamic_rows(module, spec.row_symbols, spec.row_bounds)
     return module
+
+
+_LIBRARY_FRAMES = (os.path.dirname(os.path.abspath(torch.__file__)) + os.sep, os.path.abspath(__file__))
+_FRAME = re.compile(r'^  File "(?P<file>[^"]+)", line \d+', re.MULTILINE)
+
+
+def user_frames(trace: str) -> list[str]:
+    """The frames of a recorded stack (`node.meta["stack_trace"]`) outside torch and this module."""
+    starts = [m.start() for m in _FRAME.finditer(trace)] + [len(trace)]
+    frames = [trace[a:b] for a, b in zip(starts, starts[1:])]
+    return [f for f in frames if not _FRAME.match(f)["file"].startswith(_LIBRARY_FRAMES)]
+
+
+def _keep_user_frames(program) -> None:
+    """Drop the frames of torch and of this module from each op's recorded stack. torch-mlir names an
+    op by its innermost frame; for a library module as the model (`nn.LayerNorm(4096)`) that frame
+    was torch's own (`nn/utils/stateless.py:279`, under fusec's functional_call), which `fusec
+    explain` and error messages then showed as the op's line. Now such an op has no location ("?"),
+    and an op of the user's code keeps the line it had."""
+    for node in program.graph.nodes:
+        trace = node.meta.get("stack_trace")
+        if not trace:
+            continue
+        kept = user_frames(trace)
+        if kept:
+            node.meta["stack_trace"] = "".join(kept)
+        else:
+            del node.meta["stack_trace"]
 
 
 def _mark_dynamic_rows(module, symbols, bounds: dict) -> None:

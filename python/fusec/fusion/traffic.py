@@ -35,10 +35,12 @@ def _nbytes(value) -> int:
 
 
 def _location(node) -> str | None:
-    trace = node.meta.get("stack_trace") or ""
+    """The innermost frame of the op's recorded stack in the user's code, or None (a library module)."""
     import re
 
-    frames = re.findall(r'File "([^"]+)", line (\d+)', trace)
+    from ..frontend import user_frames
+
+    frames = re.findall(r'File "([^"]+)", line (\d+)', "".join(user_frames(node.meta.get("stack_trace") or "")))
     return f"{frames[-1][0]}:{frames[-1][1]}" if frames else None
 
 
