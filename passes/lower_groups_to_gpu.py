@@ -429,13 +429,18 @@ def _fold(kernel, z, slots, acc, lanes):
     return acc
 
 
+def _start_value(kernel, z, row, n_cols):
+    """Reduction `z`'s initial value for the row (what its output held: a fill's constant)."""
+    return kernel.value(z.sources[-1], z.out, apply_map(indexing_maps(z.op)[-1], row + [const(0)] * n_cols))
+
+
 def _mean_and_variance(kernel, z1, z2, slots, lanes, row, cols, tx, threads, body) -> None:
     """Reductions `z1` (a row's sum) and `z2` (its squares about the mean) in one block-wide round
     (`row_variance`): each thread's count, mean and squares, combined across the block."""
     moments = row_variance.thread_moments(kernel, z1, slots, lanes)
     count, mean, squares = row_variance.block_moments(moments, tx, threads, body)
     for z, total in ((z1, arith.MulFOp(mean, count).result), (z2, squares)):
-        start = row_variance.start_value(kernel, z, row, len(cols))
+        start = _start_value(kernel, z, row, len(cols))
         kernel.registers[z] = arith.AddFOp(start, total).result
 
 
@@ -448,7 +453,7 @@ def _finish_reduction(kernel, z, acc, lanes, row, cols) -> None:
         acc = vector.ReductionOp(element_type, ir.Attribute.parse(f"#vector.kind<{_REDUCTION_KIND[comb_name]}>"),
                                  acc).result
     total = _all_reduce(acc, comb_name)
-    start = row_variance.start_value(kernel, z, row, len(cols))
+    start = _start_value(kernel, z, row, len(cols))
     kernel.registers[z] = ir.Operation.create(comb_name, results=[element_type], operands=[start, total],
                                               attributes=attributes(combiner(z.op))).result
 

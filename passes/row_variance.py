@@ -28,9 +28,8 @@ from __future__ import annotations
 from fusec.mlir import ir
 from torch_mlir.dialects import arith, vector
 
-from .block_reduce import block_reduce
+from .block_reduce import block_reduce, constant
 from .classify_ops import combiner, full_input, indexing_maps
-from .group_kernel import apply_map, const
 
 
 def _body(member) -> list:
@@ -136,21 +135,17 @@ def match(reductions, n: int) -> dict:
     return pairs
 
 
-def _f32(v: float):
-    return arith.ConstantOp(ir.F32Type.get(), v).result
-
-
 def _merge(a, b):
     """Chan et al.'s merge of two (count, mean, sum of squares about the mean) triples. A count known
     at compile time (a Python float: every thread holds as many elements) folds into constants: two
     equal halves merge without a division."""
     (na, ma, qa), (nb, mb, qb) = a, b
     if isinstance(na, float) and isinstance(nb, float):
-        n, wb, na_wb = na + nb, _f32(nb / (na + nb)), _f32(na * nb / (na + nb))
+        n, wb, na_wb = na + nb, constant(nb / (na + nb)), constant(na * nb / (na + nb))
     else:
-        na, nb = (_f32(c) if isinstance(c, float) else c for c in (na, nb))
+        na, nb = (constant(c) if isinstance(c, float) else c for c in (na, nb))
         n = arith.AddFOp(na, nb).result
-        wb = arith.DivFOp(nb, arith.MaximumFOp(n, _f32(1.0)).result).result  # 0 when both are empty
+        wb = arith.DivFOp(nb, arith.MaximumFOp(n, constant(1.0)).result).result  # 0 when both are empty
         na_wb = arith.MulFOp(na, wb).result
     d = arith.SubFOp(mb, ma).result
     m = arith.AddFOp(ma, arith.MulFOp(d, wb).result).result
@@ -173,16 +168,16 @@ def thread_moments(kernel, z1, slots, lanes: int):
     the squared distances of their means from it. One pass: the hybrid schedule reads the elements
     it does not hold once here, not twice (on the H200 no faster than two passes, mean first)."""
     f32 = ir.F32Type.get()
-    zero = kernel.widen(_f32(0.0), lanes)
+    zero = kernel.widen(constant(0.0), lanes)
     mean, squares, count = zero, None, 0.0  # squares None: none yet (0)
     for j, (point, valid) in enumerate(slots):
         x = kernel.element_of_reduction(z1, point, lanes)[0]
         if j == 0:  # the first element is the mean, with no squares yet
             mean = x if valid is None else arith.SelectOp(valid, x, zero).result
-            count = 1.0 if valid is None else arith.SelectOp(valid, _f32(1.0), _f32(0.0)).result
+            count = 1.0 if valid is None else arith.SelectOp(valid, constant(1.0), constant(0.0)).result
             continue
         delta = arith.SubFOp(x, mean).result
-        new_mean = arith.AddFOp(mean, arith.MulFOp(delta, kernel.widen(_f32(1.0 / (j + 1)), lanes)).result).result
+        new_mean = arith.AddFOp(mean, arith.MulFOp(delta, kernel.widen(constant(1.0 / (j + 1)), lanes)).result).result
         new_squares = arith.MulFOp(delta, arith.SubFOp(x, new_mean).result).result
         new_squares = new_squares if squares is None else arith.AddFOp(squares, new_squares).result
         if valid is None:
@@ -190,20 +185,15 @@ def thread_moments(kernel, z1, slots, lanes: int):
         else:
             mean = arith.SelectOp(valid, new_mean, mean).result
             squares = arith.SelectOp(valid, new_squares, zero if squares is None else squares).result
-            count = arith.SelectOp(valid, _f32(float(j + 1)), _f32(count) if isinstance(count, float) else count).result
+            count = arith.SelectOp(valid, constant(float(j + 1)), constant(count) if isinstance(count, float) else count).result
     if lanes == 1:
-        return count, mean, _f32(0.0) if squares is None else squares
+        return count, mean, constant(0.0) if squares is None else squares
     add = ir.Attribute.parse("#vector.kind<add>")
-    lane_mean = arith.MulFOp(vector.ReductionOp(f32, add, mean).result, _f32(1.0 / lanes)).result
+    lane_mean = arith.MulFOp(vector.ReductionOp(f32, add, mean).result, constant(1.0 / lanes)).result
     d = arith.SubFOp(mean, kernel.widen(lane_mean, lanes)).result
     spread = vector.ReductionOp(f32, add, arith.MulFOp(d, d).result).result
-    total = arith.MulFOp(_f32(count) if isinstance(count, float) else count, spread).result
+    total = arith.MulFOp(constant(count) if isinstance(count, float) else count, spread).result
     if squares is not None:
         total = arith.AddFOp(vector.ReductionOp(f32, add, squares).result, total).result
-    n = count * lanes if isinstance(count, float) else arith.MulFOp(count, _f32(float(lanes))).result
+    n = count * lanes if isinstance(count, float) else arith.MulFOp(count, constant(float(lanes))).result
     return n, lane_mean, total
-
-
-def start_value(kernel, z, row, n_cols):
-    """Reduction `z`'s initial value for the row (what its output held: a fill's constant)."""
-    return kernel.value(z.sources[-1], z.out, apply_map(indexing_maps(z.op)[-1], row + [const(0)] * n_cols))
