@@ -50,7 +50,7 @@ import sys
 from fusec.mlir import ir
 from torch_mlir.dialects import arith, gpu, memref, scf, vector
 
-from fusec.schedule import parse_overrides
+from fusec.schedule import READ_ONLY_CACHE, parse_overrides
 
 from . import row_variance
 from .classify_ops import classify, combiner, full_input, indexing_maps
@@ -67,7 +67,11 @@ OPTIONS = {"threads-per-block": (256, "threads per block (rows use fewer when ro
            "vectors": (0, "vectors each thread handles: in a row_registers kernel the vectors of the row it holds, "
                           "which sets the threads per row; in a flat kernel the vectors it loads together "
                           "(0: the heuristic: `row_threads`, and 1 for flat kernels)"),
-           "schedule": ("", "per-group overrides of the five knobs above, GROUP.KNOB=VALUE separated by commas: "
+           "read-only-cache": ("off", "which inputs the kernel reads through the read-only data cache (ld.global.nc): "
+                                      "off, weights (inputs smaller than its output: read by every row) or inputs "
+                                      "(every input); their loads get `fusec.read_only`, which "
+                                      "--fusec-read-only-arguments turns into the kernel's argument attributes"),
+           "schedule": ("", "per-group overrides of the six knobs above, GROUP.KNOB=VALUE separated by commas: "
                             "0.row_prefetch=0,1.threads_per_block=512 (what --schedule FILE becomes)"),
            "one-round-variance": (True, "a row's mean and variance (LayerNorm's two sums) in one block-wide "
                                         "combination (`row_variance`) instead of one each")}
@@ -162,9 +166,12 @@ def lower_group(group_ops, knobs: dict, gid: int = 0) -> None:
         raise why
     for launch in (op for op in made if op.operation.name == "gpu.launch"):
         described = ir.DictAttr(launch.attributes["fusec.schedule"])
+        read_only = _mark_read_only_loads(launch, knobs["read_only_cache"], [b for b, _ in outputs])
+        i64 = ir.IntegerType.get_signless(64)
         launch.attributes["fusec.schedule"] = ir.DictAttr.get(
-            {"group": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), gid),
-             **{described[i].name: described[i].attr for i in range(len(described))}})
+            {"group": ir.IntegerAttr.get(i64, gid),
+             **{described[i].name: described[i].attr for i in range(len(described))},
+             **({"read_only_inputs": ir.IntegerAttr.get(i64, read_only)} if read_only else {})})
     for op in reversed(group_ops):
         op.operation.erase()
 
@@ -175,6 +182,54 @@ def _launch(grid, block: int, made: list):
     launch = gpu.LaunchOp((_index(grid), one, one), (const(block), one, one))
     made.append(launch)
     return launch.regions[0].blocks[0]
+
+
+_LOADS = ("vector.load", "memref.load")
+_WRITES = ("vector.store", "memref.store")
+
+
+def _mark_read_only_loads(launch, which: str, outputs) -> int:
+    """Tag with `fusec.read_only` the loads of the inputs the `read_only_cache` knob names (`which`):
+    "weights", the inputs with fewer elements than the kernel's largest output (a LayerNorm's weight
+    and bias, a bias: every row reads them again), or "inputs", every buffer the kernel reads and
+    does not write. --fusec-read-only-arguments, after outlining, declares those kernel arguments
+    read-only and unaliased, and the NVPTX back end then loads them with ld.global.nc, through the
+    SM's read-only data cache. Returns how many buffers were tagged."""
+    if which == "off":
+        return 0
+    loads, written = [], list(outputs)
+
+    def visit(op):
+        name = op.operation.name
+        if name in _LOADS:
+            loads.append(op.operation)
+        elif name in _WRITES:
+            written.append(op.operation.operands[1])
+        return ir.WalkResult.ADVANCE
+
+    launch.operation.walk(visit)
+    largest = max((ir.MemRefType(b.type).shape for b in outputs), key=_elements_or_dynamic, default=None)
+    tagged = []
+    for load in loads:
+        buf = load.operands[0]
+        if not isinstance(buf.type, ir.MemRefType) or ir.MemRefType(buf.type).memory_space is not None \
+                or any(buf == w for w in written):
+            continue
+        if which == "weights" and not (largest is not None and _smaller(ir.MemRefType(buf.type).shape, largest)):
+            continue
+        load.attributes["fusec.read_only"] = ir.UnitAttr.get()
+        if not any(buf == t for t in tagged):
+            tagged.append(buf)
+    return len(tagged)
+
+
+def _elements_or_dynamic(shape) -> float:
+    return math.inf if any(ir.ShapedType.is_dynamic_size(d) for d in shape) else math.prod(shape)
+
+
+def _smaller(shape, than) -> bool:
+    """Whether a buffer of `shape` has fewer elements than one of `than` (a dynamic size is many)."""
+    return _elements_or_dynamic(shape) < _elements_or_dynamic(than)
 
 
 def _describe(body, **schedule) -> None:
@@ -616,11 +671,14 @@ def _flat_vectors(outputs, shape, total, threads, made, lanes, per_thread):
         gpu.TerminatorOp()
 
 def run(module_op, pass_, threads_per_block: int = 256, row_registers: int = 32, row_prefetch: bool = True,
-        row_unroll: int = 4, vectors: int = 0, one_round_variance: bool = True, schedule: str = "") -> None:
+        row_unroll: int = 4, vectors: int = 0, read_only_cache: str = "off", one_round_variance: bool = True,
+        schedule: str = "") -> None:
     groups: dict = {}
     module_op.walk(lambda op: (groups.setdefault(ir.IntegerAttr(op.attributes["fusec.group"]).value, []).append(op)
                                if "fusec.group" in op.attributes else None) or ir.WalkResult.ADVANCE)
     try:
+        if read_only_cache not in READ_ONLY_CACHE:
+            raise ValueError(f"read-only-cache must be {', '.join(READ_ONLY_CACHE[:-1])} or {READ_ONLY_CACHE[-1]}, not '{read_only_cache}'")
         overrides = parse_overrides(schedule)
     except ValueError as err:
         module_op.location.emit_error(f"{FLAG}: {err}")
@@ -634,7 +692,7 @@ def run(module_op, pass_, threads_per_block: int = 256, row_registers: int = 32,
         return
     defaults = {"threads_per_block": threads_per_block, "row_registers": row_registers,
                 "row_prefetch": row_prefetch, "row_unroll": row_unroll, "vectors": vectors,
-                "one_round_variance": one_round_variance}
+                "read_only_cache": read_only_cache, "one_round_variance": one_round_variance}
     for gid, ops in groups.items():
         kind = ir.StringAttr(ops[0].attributes["fusec.group_kind"]).value
         knobs = {**defaults, **overrides.get(gid, {})}

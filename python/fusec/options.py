@@ -37,6 +37,7 @@ class CompileOptions:
     row_prefetch: bool = True  # row kernels load the epilogue's inputs before the reductions
     row_unroll: int = 4  # vectors per thread per trip of a row loop (rows too long for registers)
     vectors: int = 0  # vectors each thread handles (row kernels: sets threads per row); 0: the heuristic
+    read_only_cache: str = "off"  # inputs read through the read-only data cache: off | weights | inputs
     schedule: str = ""  # per-kernel knob overrides, GROUP.KNOB=VALUE,... (fusec.schedule; --schedule FILE)
     tuning: bool = True  # without a schedule: use tuned schedules from the tuning tables (fusec.tuning)
 
@@ -72,7 +73,11 @@ class CompileOptions:
         if not (isinstance(self.vectors, int) and not isinstance(self.vectors, bool)
                 and 0 <= self.vectors <= 16):
             raise FusecError(f"vectors must be in [0, 16], not {self.vectors!r}")
-        from .schedule import parse_overrides
+        from .schedule import READ_ONLY_CACHE, parse_overrides
+
+        if self.read_only_cache not in READ_ONLY_CACHE:
+            raise FusecError(f"read_only_cache must be {', '.join(READ_ONLY_CACHE[:-1])} or {READ_ONLY_CACHE[-1]}, "
+                             f"not {self.read_only_cache!r}")
 
         try:
             parse_overrides(self.schedule)

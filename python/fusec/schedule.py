@@ -1,14 +1,15 @@
 """Schedules as data: what `--emit schedule` prints and `--schedule FILE` reads.
 
 The algorithm (what each kernel computes) is fixed by the fusion decisions; its schedule (how the
-GPU's threads share the work) is chosen by `--fusec-lower-groups-to-gpu` from five knobs: the
-compile options `threads_per_block`, `row_registers`, `row_prefetch`, `row_unroll` and `vectors`.
+GPU's threads share the work) is chosen by `--fusec-lower-groups-to-gpu` from six knobs: the
+compile options `threads_per_block`, `row_registers`, `row_prefetch`, `row_unroll`, `vectors` and
+`read_only_cache`.
 The knobs can also be set per kernel: the kernel's fusion group id, then the knob. `--emit schedule` prints
 
     {"kernels": [
       {"kernel": "main_kernel_0", "group": 0, "schedule": "row_registers", "grid": [8, 1, 1], "block": [256, 1, 1], ...,
        "knobs": {"threads_per_block": 256, "row_registers": 32, "row_prefetch": true, "row_unroll": 4,
-                 "vectors": 0}},
+                 "vectors": 0, "read_only_cache": "off"}},
       ...]}
 
 and `--schedule FILE` takes the same document back (edited), applying each kernel's `knobs` to its
@@ -23,7 +24,7 @@ import json
 
 from .diagnostics import FusecError
 
-__all__ = ["KNOBS", "parse_overrides", "format_overrides", "default_knobs", "overrides_from_document", "load_schedule_file", "launch_schedules",
+__all__ = ["KNOBS", "READ_ONLY_CACHE", "parse_overrides", "format_overrides", "default_knobs", "overrides_from_document", "load_schedule_file", "launch_schedules",
            "describe_kernels", "format_document"]
 
 # knob -> (type, check, what it means)
@@ -33,7 +34,11 @@ KNOBS = {
     "row_prefetch": (bool, lambda v: True, "true or false"),
     "row_unroll": (int, lambda v: 1 <= v <= 16, "in [1, 16]"),
     "vectors": (int, lambda v: 0 <= v <= 16, "in [0, 16] (0: the heuristic)"),
+    # Which of a kernel's inputs it reads through the read-only data cache (ld.global.nc): none,
+    # the inputs smaller than its output (weights, biases: read by every row), or every input.
+    "read_only_cache": (str, lambda v: v in READ_ONLY_CACHE, "off, weights or inputs"),
 }
+READ_ONLY_CACHE = ("off", "weights", "inputs")
 
 
 def _check_knob(name: str, value, where: str):
@@ -41,7 +46,8 @@ def _check_knob(name: str, value, where: str):
         raise ValueError(f"{where}: unknown knob '{name}' (knobs: {', '.join(KNOBS)})")
     kind, ok, meaning = KNOBS[name]
     if kind is bool and not isinstance(value, bool) or kind is int and (isinstance(value, bool) or
-                                                                       not isinstance(value, int)):
+                                                                       not isinstance(value, int)) \
+            or kind is str and not isinstance(value, str):
         raise ValueError(f"{where}: {name} must be {meaning}, not {value!r}")
     if not ok(value):
         raise ValueError(f"{where}: {name} must be {meaning}, not {value!r}")
@@ -61,6 +67,8 @@ def parse_overrides(text: str) -> dict[int, dict]:
             if value not in ("0", "1", "true", "false"):
                 raise ValueError(f"schedule entry '{item}': {knob} takes 0 or 1")
             parsed = value in ("1", "true")
+        elif kind is str:
+            parsed = value
         else:
             try:
                 parsed = int(value)

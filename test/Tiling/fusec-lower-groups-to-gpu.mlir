@@ -3,6 +3,8 @@
 // RUN: fusec-opt %s --split-input-file --fusec-lower-groups-to-gpu=vectors=2 | FileCheck %s --check-prefix=V2
 // RUN: fusec-opt %s --split-input-file '--fusec-lower-groups-to-gpu=row-registers=4 vectors=3' | FileCheck %s --check-prefix=HYB
 // RUN: fusec-opt %s --split-input-file --fusec-lower-groups-to-gpu=threads-per-block=64 | FileCheck %s --check-prefix=T64
+// RUN: fusec-opt %s --split-input-file --fusec-lower-groups-to-gpu=read-only-cache=weights | FileCheck %s --check-prefix=ROW
+// RUN: fusec-opt %s --split-input-file --fusec-lower-groups-to-gpu=read-only-cache=inputs | FileCheck %s --check-prefix=ROI
 
 // A row group (sum of squares, then x / sum) on buffers, in the registers schedule: one block per
 // row of 300 floats = 75 vectors of 4, so, at 4 vectors per thread (vectors=4, the heuristic
@@ -108,6 +110,17 @@ func.func @row(%x: memref<4x300xf32>, %out: memref<4x300xf32>) {
 // V2:           scf.if %[[IN1]]
 // V2-NEXT:        memref.store
 // V2:         vectors_per_thread = 2
+// The read_only_cache knob tags loads for --fusec-read-only-arguments: with `weights` only the
+// bias's (smaller than the output: every row reads it), with `inputs` the bias's and %x's. The
+// schedule counts the buffers tagged.
+// ROW-LABEL: func.func @flat
+// ROW:         memref.load %arg0[{{.*}}] : memref<11x101xf32>
+// ROW:         memref.load %arg1[{{.*}}] {fusec.read_only} : memref<101xf32>
+// ROW:         read_only_inputs = 1
+// ROI-LABEL: func.func @flat
+// ROI:         memref.load %arg0[{{.*}}] {fusec.read_only} : memref<11x101xf32>
+// ROI:         memref.load %arg1[{{.*}}] {fusec.read_only} : memref<101xf32>
+// ROI:         read_only_inputs = 2
 func.func @flat(%x: memref<11x101xf32>, %b: memref<101xf32>, %out: memref<11x101xf32>) {
   %tmp = memref.alloc() : memref<11x101xf32>
   linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
