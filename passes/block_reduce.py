@@ -10,6 +10,10 @@ it every warp combines all the warps' values itself, by shuffles, instead of wai
 A single sum or max keeps gpu.all_reduce: lowered through `block_reduce` instead, the bench's
 reduction kernels were no faster on the H200 (within 0.3% on 20 entries; softmax 8x4096 fp32 2.15 ->
 2.32 us). What makes LayerNorm's round cheaper is merging two sums into one, not the barrier.
+Merging softmax's max and sum the same way (the online normalizer: m = max(ma, mb),
+s = sa exp(ma - m) + sb exp(mb - m)) was slower on every bench entry measured (8x4096 fp32 2.31 ->
+2.84 us; bf16 at the large shapes 7% to 37%): two exps per merge step lengthen the shuffle chain,
+and each element's exp about the thread's max adds work to kernels already near compute-bound.
 
 A value that is a Python float is the same in every thread and known at compile time (a count of
 elements, say): it is never shuffled, and the merge function sees it as a constant.

@@ -13,10 +13,11 @@ algorithm within a thread; Chan, Golub and LeVeque's merge across threads):
      (two halves of equal, known counts merge with constants, no division);
   3. `s` is then `m * N` and `q` the variance's sum, both as the two reductions define them.
 
-What it buys, on the H200: latency, one barrier instead of four and one chain of shuffles instead
-of two. LayerNorm 8x4096 in `fusec bench`: 2.29 -> 1.95 us in bf16, 2.46 -> 2.36 us in fp32 (A/B in
-one run: fp32 2.33 -> 2.17 us). At the bench's large shapes the kernels stay within noise of two
-rounds: the bandwidth is spent elsewhere.
+What it buys, on the H200 (two rounds -> one, the same run, the bench's entries): latency, one
+barrier instead of four and one chain of shuffles instead of two: LayerNorm 8x4096 2.48 -> 2.14 us
+in fp32, 2.28 -> 1.90 us in bf16. And bandwidth on long fp32 rows: 4096x32768 90% -> 94% of copy,
+16384x8192 97% -> 98.5%. One entry lost: bf16 16384x11008, 94% -> 91%. The rest moved less than
+0.5%.
 
 `match` finds the pair in a group's members: an add-reduction `s` of the row's elements `x`, and an
 add-reduction of `(x - s / N)` squared (`v * v` or `v ** 2`; the mean may be `s * (1 / N)`), where
