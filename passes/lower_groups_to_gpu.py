@@ -53,6 +53,7 @@ from torch_mlir.dialects import arith, gpu, memref, scf, vector
 from fusec.schedule import READ_ONLY_CACHE, parse_overrides
 
 from . import row_variance
+from .read_only_arguments import tag_read_only_loads
 from .classify_ops import classify, combiner, full_input, indexing_maps
 from .group_kernel import (Kernel, Unsupported, analyse, apply_map, attributes, const, delinearize,
                            element_bytes, identity, lanes_of)
@@ -166,7 +167,7 @@ def lower_group(group_ops, knobs: dict, gid: int = 0) -> None:
         raise why
     for launch in (op for op in made if op.operation.name == "gpu.launch"):
         described = ir.DictAttr(launch.attributes["fusec.schedule"])
-        read_only = _mark_read_only_loads(launch, knobs["read_only_cache"], [b for b, _ in outputs])
+        read_only = tag_read_only_loads(launch, knobs["read_only_cache"], [b for b, _ in outputs])
         i64 = ir.IntegerType.get_signless(64)
         launch.attributes["fusec.schedule"] = ir.DictAttr.get(
             {"group": ir.IntegerAttr.get(i64, gid),
@@ -182,54 +183,6 @@ def _launch(grid, block: int, made: list):
     launch = gpu.LaunchOp((_index(grid), one, one), (const(block), one, one))
     made.append(launch)
     return launch.regions[0].blocks[0]
-
-
-_LOADS = ("vector.load", "memref.load")
-_WRITES = ("vector.store", "memref.store")
-
-
-def _mark_read_only_loads(launch, which: str, outputs) -> int:
-    """Tag with `fusec.read_only` the loads of the inputs the `read_only_cache` knob names (`which`):
-    "weights", the inputs with fewer elements than the kernel's largest output (a LayerNorm's weight
-    and bias, a bias: every row reads them again), or "inputs", every buffer the kernel reads and
-    does not write. --fusec-read-only-arguments, after outlining, declares those kernel arguments
-    read-only and unaliased, and the NVPTX back end then loads them with ld.global.nc, through the
-    SM's read-only data cache. Returns how many buffers were tagged."""
-    if which == "off":
-        return 0
-    loads, written = [], list(outputs)
-
-    def visit(op):
-        name = op.operation.name
-        if name in _LOADS:
-            loads.append(op.operation)
-        elif name in _WRITES:
-            written.append(op.operation.operands[1])
-        return ir.WalkResult.ADVANCE
-
-    launch.operation.walk(visit)
-    largest = max((ir.MemRefType(b.type).shape for b in outputs), key=_elements_or_dynamic, default=None)
-    tagged = []
-    for load in loads:
-        buf = load.operands[0]
-        if not isinstance(buf.type, ir.MemRefType) or ir.MemRefType(buf.type).memory_space is not None \
-                or any(buf == w for w in written):
-            continue
-        if which == "weights" and not (largest is not None and _smaller(ir.MemRefType(buf.type).shape, largest)):
-            continue
-        load.attributes["fusec.read_only"] = ir.UnitAttr.get()
-        if not any(buf == t for t in tagged):
-            tagged.append(buf)
-    return len(tagged)
-
-
-def _elements_or_dynamic(shape) -> float:
-    return math.inf if any(ir.ShapedType.is_dynamic_size(d) for d in shape) else math.prod(shape)
-
-
-def _smaller(shape, than) -> bool:
-    """Whether a buffer of `shape` has fewer elements than one of `than` (a dynamic size is many)."""
-    return _elements_or_dynamic(shape) < _elements_or_dynamic(than)
 
 
 def _describe(body, **schedule) -> None:

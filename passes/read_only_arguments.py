@@ -1,7 +1,7 @@
 """--fusec-read-only-arguments: declare a kernel's read-only inputs `noalias` and `readonly`.
 
 `--fusec-lower-groups-to-gpu` tags with `fusec.read_only` the loads of the inputs its
-`read_only_cache` knob names. After outlining those buffers are kernel arguments. An argument the
+`read_only_cache` knob names (`tag_read_only_loads`, here with the tag's other half). After outlining those buffers are kernel arguments. An argument the
 kernel only reads, through tagged loads, gets the argument attributes `llvm.noalias` and
 `llvm.readonly` (CUDA's `const __restrict__`); `convert-gpu-to-nvvm` keeps them on the LLVM
 function, and the NVPTX back end then loads it with `ld.global.nc`, through the SM's read-only data
@@ -28,6 +28,8 @@ After:
 
 from __future__ import annotations
 
+import math
+
 from fusec.mlir import ir
 
 FLAG = "fusec-read-only-arguments"
@@ -36,7 +38,52 @@ TAG = "fusec.read_only"
 _VIEWS = ("memref.subview", "memref.expand_shape", "memref.collapse_shape", "memref.reinterpret_cast",
           "memref.cast", "memref.view", "memref.transpose")
 _LOADS = ("vector.load", "memref.load")
+_WRITES = ("vector.store", "memref.store")
 _HARMLESS = ("memref.dim",)  # uses that neither read nor write the buffer's elements
+
+
+def tag_read_only_loads(launch, which: str, outputs) -> int:
+    """For --fusec-lower-groups-to-gpu: tag with `fusec.read_only` the loads, in a gpu.launch just
+    built, of the inputs the `read_only_cache` knob names (`which`):
+    "weights", the inputs with fewer elements than the kernel's largest output (a LayerNorm's weight
+    and bias, a bias: every row reads them again), or "inputs", every buffer the kernel reads and
+    does not write (`outputs`: the buffers the kernel writes). This pass, after outlining, declares
+    those kernel arguments read-only and unaliased. Returns how many buffers were tagged."""
+    if which == "off":
+        return 0
+    loads, written = [], list(outputs)
+
+    def visit(op):
+        name = op.operation.name
+        if name in _LOADS:
+            loads.append(op.operation)
+        elif name in _WRITES:
+            written.append(op.operation.operands[1])
+        return ir.WalkResult.ADVANCE
+
+    launch.operation.walk(visit)
+    largest = max((ir.MemRefType(b.type).shape for b in outputs), key=_elements_or_dynamic, default=None)
+    tagged = []
+    for load in loads:
+        buf = load.operands[0]
+        if not isinstance(buf.type, ir.MemRefType) or ir.MemRefType(buf.type).memory_space is not None \
+                or any(buf == w for w in written):
+            continue
+        if which == "weights" and not (largest is not None and _smaller(ir.MemRefType(buf.type).shape, largest)):
+            continue
+        load.attributes[TAG] = ir.UnitAttr.get()
+        if not any(buf == t for t in tagged):
+            tagged.append(buf)
+    return len(tagged)
+
+
+def _elements_or_dynamic(shape) -> float:
+    return math.inf if any(ir.ShapedType.is_dynamic_size(d) for d in shape) else math.prod(shape)
+
+
+def _smaller(shape, than) -> bool:
+    """Whether a buffer of `shape` has fewer elements than one of `than` (a dynamic size is many)."""
+    return _elements_or_dynamic(shape) < _elements_or_dynamic(than)
 
 
 def _root(value):

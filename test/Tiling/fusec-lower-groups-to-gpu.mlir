@@ -5,6 +5,8 @@
 // RUN: fusec-opt %s --split-input-file --fusec-lower-groups-to-gpu=threads-per-block=64 | FileCheck %s --check-prefix=T64
 // RUN: fusec-opt %s --split-input-file --fusec-lower-groups-to-gpu=read-only-cache=weights | FileCheck %s --check-prefix=ROW
 // RUN: fusec-opt %s --split-input-file --fusec-lower-groups-to-gpu=read-only-cache=inputs | FileCheck %s --check-prefix=ROI
+// RUN: not fusec-opt %s --split-input-file --fusec-lower-groups-to-gpu=read-only-cache=all 2>&1 | FileCheck %s --check-prefix=BADCACHE
+// BADCACHE: error: fusec-lower-groups-to-gpu: read-only-cache must be off, weights or inputs, not 'all'
 
 // A row group (sum of squares, then x / sum) on buffers, in the registers schedule: one block per
 // row of 300 floats = 75 vectors of 4, so, at 4 vectors per thread (vectors=4, the heuristic
