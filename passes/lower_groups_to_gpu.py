@@ -50,7 +50,7 @@ import sys
 from fusec.mlir import ir
 from torch_mlir.dialects import arith, gpu, memref, scf, vector
 
-from fusec.schedule import READ_ONLY_CACHE, parse_overrides
+from fusec.schedule import KNOBS, READ_ONLY_CACHE, parse_overrides
 
 from . import row_variance
 from .read_only_arguments import tag_read_only_loads
@@ -631,7 +631,7 @@ def run(module_op, pass_, threads_per_block: int = 256, row_registers: int = 32,
                                if "fusec.group" in op.attributes else None) or ir.WalkResult.ADVANCE)
     try:
         if read_only_cache not in READ_ONLY_CACHE:
-            raise ValueError(f"read-only-cache must be {', '.join(READ_ONLY_CACHE[:-1])} or {READ_ONLY_CACHE[-1]}, not '{read_only_cache}'")
+            raise ValueError(f"read-only-cache must be {KNOBS['read_only_cache'][2]}, not '{read_only_cache}'")
         overrides = parse_overrides(schedule)
     except ValueError as err:
         module_op.location.emit_error(f"{FLAG}: {err}")

@@ -73,11 +73,10 @@ class CompileOptions:
         if not (isinstance(self.vectors, int) and not isinstance(self.vectors, bool)
                 and 0 <= self.vectors <= 16):
             raise FusecError(f"vectors must be in [0, 16], not {self.vectors!r}")
-        from .schedule import READ_ONLY_CACHE, parse_overrides
+        from .schedule import KNOBS, READ_ONLY_CACHE, parse_overrides
 
         if self.read_only_cache not in READ_ONLY_CACHE:
-            raise FusecError(f"read_only_cache must be {', '.join(READ_ONLY_CACHE[:-1])} or {READ_ONLY_CACHE[-1]}, "
-                             f"not {self.read_only_cache!r}")
+            raise FusecError(f"read_only_cache must be {KNOBS['read_only_cache'][2]}, not {self.read_only_cache!r}")
 
         try:
             parse_overrides(self.schedule)
