@@ -301,6 +301,7 @@ def run_entry(entry: Entry, options: dict, copy_GBs: float, repeat: int, debug: 
         if was_tuned(compiled) or heuristic:
             if was_tuned(compiled):
                 row["tuned"] = dict(sorted(compiled.compilation.tuned.items()))
+                row["tuned_knobs"] = compiled.compilation.options.schedule
             untuned = _heuristic_compile(entry, options, inputs, ref, row)
         del ref
         warm_up(lambda: compiled(*inputs), LATENCY_CALLS if entry.latency else 1)
@@ -386,6 +387,8 @@ def _cells(row) -> list[str]:
     cells.append(f"{row['ratio']:.2f}" if "ratio" in row else "-")
     cells.append(row["status"])
     notes = [r["timing"] for r in found if r and r["timing"] != "graph"]
+    if row.get("tuned_knobs"):  # GROUP.KNOB=VALUE, as --emit schedule's knobs and fusec-opt take them
+        notes.append(f"tuned {row['tuned_knobs']}")
     if "heuristic_error" in row:
         notes.append(f"heuristic: {row['heuristic_error']}")
     if row.get("heuristic") and row["heuristic"]["timing"] != "graph":
