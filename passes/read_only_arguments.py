@@ -94,12 +94,12 @@ def _root(value):
 
 
 def _launches(module_op) -> dict:
-    """Kernel name -> the gpu.launch_func ops that launch it."""
+    """(gpu.module name, kernel name) -> the gpu.launch_func ops that launch it."""
     found: dict = {}
 
     def visit(op):
         if op.name == "gpu.launch_func":
-            found.setdefault(ir.SymbolRefAttr(op.attributes["kernel"]).value[-1], []).append(op)
+            found.setdefault(tuple(ir.SymbolRefAttr(op.attributes["kernel"]).value), []).append(op)
         return ir.WalkResult.ADVANCE
 
     module_op.walk(visit)
@@ -136,10 +136,11 @@ def run(module_op, pass_) -> None:
     for gpu_module in module_op.regions[0].blocks[0].operations:
         if gpu_module.operation.name != "gpu.module":
             continue
+        module_name = ir.StringAttr(gpu_module.attributes["sym_name"]).value
         for func in gpu_module.regions[0].blocks[0].operations:
             if func.operation.name != "gpu.func" or "kernel" not in func.attributes:
                 continue
-            name = ir.StringAttr(func.attributes["sym_name"]).value
+            name = (module_name, ir.StringAttr(func.attributes["sym_name"]).value)
             args = list(func.regions[0].blocks[0].arguments)[:len(func.opview.function_type.value.inputs)]
             memrefs = [i for i, a in enumerate(args) if isinstance(a.type, ir.MemRefType)]
             readers = [i for i in memrefs if _only_read(args[i]) and _tagged(args[i])]

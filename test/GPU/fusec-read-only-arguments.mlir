@@ -112,3 +112,43 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// Launches are matched to kernels by module and name: @a::@k gets two views of one allocation
+// (not marked), @b::@k distinct buffers (marked).
+// CHECK-LABEL: gpu.module @a
+// CHECK:         gpu.func @k(%{{.*}}: memref<8x16xf32>, %{{.*}}: memref<128xf32>)
+// CHECK-LABEL: gpu.module @b
+// CHECK:         gpu.func @k(%{{.*}}: memref<8x16xf32> {llvm.noalias, llvm.readonly}, %{{.*}}: memref<128xf32>)
+module attributes {gpu.container_module} {
+  func.func @main(%x: memref<8x16xf32>) -> memref<128xf32> {
+    %c1 = arith.constant 1 : index
+    %c8 = arith.constant 8 : index
+    %c16 = arith.constant 16 : index
+    %buf = memref.alloc() : memref<8x16xf32>
+    %flat = memref.collapse_shape %buf [[0, 1]] : memref<8x16xf32> into memref<128xf32>
+    gpu.launch_func @a::@k blocks in (%c8, %c1, %c1) threads in (%c16, %c1, %c1) args(%buf : memref<8x16xf32>, %flat : memref<128xf32>)
+    %out = memref.alloc() : memref<128xf32>
+    gpu.launch_func @b::@k blocks in (%c8, %c1, %c1) threads in (%c16, %c1, %c1) args(%x : memref<8x16xf32>, %out : memref<128xf32>)
+    return %out : memref<128xf32>
+  }
+  gpu.module @a {
+    gpu.func @k(%x: memref<8x16xf32>, %y: memref<128xf32>) kernel {
+      %bx = gpu.block_id x
+      %tx = gpu.thread_id x
+      %v = memref.load %x[%bx, %tx] {fusec.read_only} : memref<8x16xf32>
+      memref.store %v, %y[%tx] : memref<128xf32>
+      gpu.return
+    }
+  }
+  gpu.module @b {
+    gpu.func @k(%x: memref<8x16xf32>, %y: memref<128xf32>) kernel {
+      %bx = gpu.block_id x
+      %tx = gpu.thread_id x
+      %v = memref.load %x[%bx, %tx] {fusec.read_only} : memref<8x16xf32>
+      memref.store %v, %y[%tx] : memref<128xf32>
+      gpu.return
+    }
+  }
+}
