@@ -223,9 +223,11 @@ def measure(job: Job, base, compiled, timer, *, gpu: str, arch: str, model: str,
 
 def pick(job: Job, t0: float, timed, *, gpu: str, arch: str, model: str, log=print) -> dict:
     """The table entry for a job: the fastest of the `timed` (knobs, µs), kept only if it beats the
-    heuristic's `t0` (and every earlier winner) by MARGIN."""
+    heuristic's `t0` (and every earlier winner) by MARGIN. Every candidate's time is logged: the
+    decision shows its evidence."""
     best, best_us = {}, t0
     for knobs, us in timed:
+        log(f"group {job.group}: {json.dumps(knobs)}: {us:.2f} us ({t0 / us:.2f}x the heuristic)")
         if us < best_us * (1 - MARGIN):
             best, best_us = knobs, us
     log(f"group {job.group}: {job.key}: heuristic {t0:.2f} us, {len(timed)} candidates, best "
