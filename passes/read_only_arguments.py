@@ -62,14 +62,14 @@ def tag_read_only_loads(launch, which: str, outputs) -> int:
         return ir.WalkResult.ADVANCE
 
     launch.operation.walk(visit)
-    largest = max((ir.MemRefType(b.type).shape for b in outputs), key=_elements_or_dynamic, default=None)
+    largest = max((_elements(ir.MemRefType(b.type).shape) for b in outputs), default=0)
     tagged = []
     for load in loads:
         buf = load.operands[0]
         if not isinstance(buf.type, ir.MemRefType) or ir.MemRefType(buf.type).memory_space is not None \
                 or any(buf == w for w in written):
             continue
-        if which == "weights" and not (largest is not None and _smaller(ir.MemRefType(buf.type).shape, largest)):
+        if which == "weights" and not _elements(ir.MemRefType(buf.type).shape) < largest:
             continue
         load.attributes[TAG] = ir.UnitAttr.get()
         if not any(buf == t for t in tagged):
@@ -77,13 +77,9 @@ def tag_read_only_loads(launch, which: str, outputs) -> int:
     return len(tagged)
 
 
-def _elements_or_dynamic(shape) -> float:
+def _elements(shape) -> float:
+    """A buffer's element count, for comparing sizes: a dynamic size counts as many (infinite)."""
     return math.inf if any(ir.ShapedType.is_dynamic_size(d) for d in shape) else math.prod(shape)
-
-
-def _smaller(shape, than) -> bool:
-    """Whether a buffer of `shape` has fewer elements than one of `than` (a dynamic size is many)."""
-    return _elements_or_dynamic(shape) < _elements_or_dynamic(than)
 
 
 def _root(value):
