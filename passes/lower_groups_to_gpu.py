@@ -53,6 +53,7 @@ from torch_mlir.dialects import arith, gpu, memref, scf, vector
 from fusec.schedule import KNOBS, READ_ONLY_CACHE, parse_overrides
 
 from . import row_variance
+from .l2_evict_last import tag_evict_last_loads
 from .read_only_arguments import tag_read_only_loads
 from .classify_ops import classify, combiner, full_input, indexing_maps
 from .group_kernel import (Kernel, Unsupported, analyse, apply_map, attributes, const, delinearize,
@@ -72,7 +73,10 @@ OPTIONS = {"threads-per-block": (256, "threads per block (rows use fewer when ro
                                       "off, weights (inputs smaller than its output: read by every row) or inputs "
                                       "(every input); their loads get `fusec.read_only`, which "
                                       "--fusec-read-only-arguments turns into the kernel's argument attributes"),
-           "schedule": ("", "per-group overrides of the six knobs above, GROUP.KNOB=VALUE separated by commas: "
+           "l2-evict-last": (False, "load the inputs as large as the kernel's output (its rows) with an L2 "
+                                    "evict_last cache policy; their loads get `fusec.l2_evict_last`, which "
+                                    "--fusec-l2-evict-last writes as PTX"),
+           "schedule": ("", "per-group overrides of the seven knobs above, GROUP.KNOB=VALUE separated by commas: "
                             "0.row_prefetch=0,1.threads_per_block=512 (what --schedule FILE becomes)"),
            "one-round-variance": (True, "a row's mean and variance (LayerNorm's two sums) in one block-wide "
                                         "combination (`row_variance`) instead of one each")}
@@ -168,11 +172,13 @@ def lower_group(group_ops, knobs: dict, gid: int = 0) -> None:
     for launch in (op for op in made if op.operation.name == "gpu.launch"):
         described = ir.DictAttr(launch.attributes["fusec.schedule"])
         read_only = tag_read_only_loads(launch, knobs["read_only_cache"], [b for b, _ in outputs])
+        evict_last = tag_evict_last_loads(launch, [b for b, _ in outputs]) if knobs["l2_evict_last"] else 0
         i64 = ir.IntegerType.get_signless(64)
         launch.attributes["fusec.schedule"] = ir.DictAttr.get(
             {"group": ir.IntegerAttr.get(i64, gid),
              **{described[i].name: described[i].attr for i in range(len(described))},
-             **({"read_only_inputs": ir.IntegerAttr.get(i64, read_only)} if read_only else {})})
+             **({"read_only_inputs": ir.IntegerAttr.get(i64, read_only)} if read_only else {}),
+             **({"l2_evict_last_inputs": ir.IntegerAttr.get(i64, evict_last)} if evict_last else {})})
     for op in reversed(group_ops):
         op.operation.erase()
 
@@ -624,8 +630,8 @@ def _flat_vectors(outputs, shape, total, threads, made, lanes, per_thread):
         gpu.TerminatorOp()
 
 def run(module_op, pass_, threads_per_block: int = 256, row_registers: int = 32, row_prefetch: bool = True,
-        row_unroll: int = 4, vectors: int = 0, read_only_cache: str = "off", one_round_variance: bool = True,
-        schedule: str = "") -> None:
+        row_unroll: int = 4, vectors: int = 0, read_only_cache: str = "off", l2_evict_last: bool = False,
+        one_round_variance: bool = True, schedule: str = "") -> None:
     groups: dict = {}
     module_op.walk(lambda op: (groups.setdefault(ir.IntegerAttr(op.attributes["fusec.group"]).value, []).append(op)
                                if "fusec.group" in op.attributes else None) or ir.WalkResult.ADVANCE)
@@ -645,7 +651,8 @@ def run(module_op, pass_, threads_per_block: int = 256, row_registers: int = 32,
         return
     defaults = {"threads_per_block": threads_per_block, "row_registers": row_registers,
                 "row_prefetch": row_prefetch, "row_unroll": row_unroll, "vectors": vectors,
-                "read_only_cache": read_only_cache, "one_round_variance": one_round_variance}
+                "read_only_cache": read_only_cache, "l2_evict_last": l2_evict_last,
+                "one_round_variance": one_round_variance}
     for gid, ops in groups.items():
         kind = ir.StringAttr(ops[0].attributes["fusec.group_kind"]).value
         knobs = {**defaults, **overrides.get(gid, {})}

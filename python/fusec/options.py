@@ -38,6 +38,7 @@ class CompileOptions:
     row_unroll: int = 4  # vectors per thread per trip of a row loop (rows too long for registers)
     vectors: int = 0  # vectors each thread handles (row kernels: sets threads per row); 0: the heuristic
     read_only_cache: str = "off"  # inputs read through the read-only data cache: off | weights | inputs
+    l2_evict_last: bool = False  # row kernels and flat kernels load their rows with an L2 evict_last policy
     schedule: str = ""  # per-kernel knob overrides, GROUP.KNOB=VALUE,... (fusec.schedule; --schedule FILE)
     tuning: bool = True  # without a schedule: use tuned schedules from the tuning tables (fusec.tuning)
 
@@ -73,6 +74,8 @@ class CompileOptions:
         if not (isinstance(self.vectors, int) and not isinstance(self.vectors, bool)
                 and 0 <= self.vectors <= 16):
             raise FusecError(f"vectors must be in [0, 16], not {self.vectors!r}")
+        if not isinstance(self.l2_evict_last, bool):
+            raise FusecError(f"l2_evict_last must be True or False, not {self.l2_evict_last!r}")
         from .schedule import KNOBS, READ_ONLY_CACHE, parse_overrides
 
         if self.read_only_cache not in READ_ONLY_CACHE:

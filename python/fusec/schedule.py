@@ -37,6 +37,9 @@ KNOBS = {
     # Which of a kernel's inputs it reads through the read-only data cache (ld.global.nc): none,
     # the inputs smaller than its output (weights, biases: read by every row), or every input.
     "read_only_cache": (str, lambda v: v in READ_ONLY_CACHE, "off, weights or inputs"),
+    # Whether the kernel loads its rows (the inputs as large as its output) with an L2 evict_last
+    # cache policy (passes/l2_evict_last.py).
+    "l2_evict_last": (bool, lambda v: True, "true or false"),
 }
 READ_ONLY_CACHE = ("off", "weights", "inputs")
 

@@ -54,7 +54,7 @@ def _bufferize_and_map(o: CompileOptions) -> list[str]:
         "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}",
         f"fusec-lower-groups-to-gpu{{threads-per-block={o.threads_per_block} row-registers={o.row_registers} "
         f"row-prefetch={int(o.row_prefetch)} row-unroll={o.row_unroll} vectors={o.vectors} "
-        f"read-only-cache={o.read_only_cache}"
+        f"read-only-cache={o.read_only_cache} l2-evict-last={int(o.l2_evict_last)}"
         + (f" schedule={o.schedule}" if o.schedule else "") + "}",
         "fusec-one-plus-tanh",
         "fusec-fast-math-16bit",
@@ -102,7 +102,8 @@ STAGES: list[Stage] = _SHARED + [
     Stage("gpu", "host function launching kernels of one gpu.module",
           lambda o: ["func.func(convert-parallel-loops-to-gpu)", "lower-affine", "canonicalize",
                      "gpu-launch-sink-index-computations", "fusec-static-kernel-buffers", "gpu-kernel-outlining",
-                     "fusec-merge-gpu-modules", "fusec-read-only-arguments", "canonicalize", "cse"], host_final=True),
+                     "fusec-merge-gpu-modules", "fusec-read-only-arguments", "fusec-l2-evict-last", "canonicalize",
+                     "cse"], host_final=True),
     Stage("nvvm", "kernels in the llvm and nvvm dialects",
           lambda o: ["gpu.module(math-expand-ops{ops=fpowi}, convert-scf-to-cf, "
                      "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1}, canonicalize, cse)",

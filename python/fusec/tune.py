@@ -32,15 +32,19 @@ from .diagnostics import FusecError
 # names a knob this fusec does not have (fusec.schedule.KNOBS) is skipped.
 # Every kind also tries its inputs through the read-only data cache (weights only, or all inputs):
 # on the H200 that is worth up to 7% on some kernels and costs up to 20% on others.
+# And its rows loaded with an L2 evict_last policy (for row kernels at the heuristic's threads per
+# row and at two others: a hand-written LayerNorm gained 4% with it at 512 threads a row and lost 4%
+# at 256).
 READ_ONLY_CANDIDATES = [{"read_only_cache": c} for c in ("weights", "inputs")]
 FLAT_CANDIDATES = ([{"threads_per_block": t} for t in (128, 256, 512, 1024)]
                    + [{"vectors": v, "threads_per_block": t} for v in (2, 4) for t in (128, 256)]
-                   + READ_ONLY_CANDIDATES)
+                   + READ_ONLY_CANDIDATES + [{"l2_evict_last": True}])
 ROW_CANDIDATES = ([{"row_registers": r, "row_prefetch": p} for r in (32, 16) for p in (True, False)]
                   + [{"vectors": v} for v in (1, 2, 8)]
                   + [{"row_registers": 0, "threads_per_block": t, "row_unroll": u}
                      for t in (256, 512, 1024) for u in (2, 4)]
-                  + READ_ONLY_CANDIDATES)
+                  + READ_ONLY_CANDIDATES
+                  + [{"l2_evict_last": True, **({"vectors": v} if v else {})} for v in (0, 2, 8)])
 MARGIN = 0.02  # a candidate must beat the heuristic by this fraction to be kept
 
 
