@@ -82,9 +82,12 @@ class CompileOptions:
             raise FusecError(f"read_only_cache must be {KNOBS['read_only_cache'][2]}, not {self.read_only_cache!r}")
 
         try:
-            parse_overrides(self.schedule)
+            overrides = parse_overrides(self.schedule)
         except (ValueError, AttributeError) as err:
             raise FusecError(f"schedule: {err}") from None
+        if int(_ARCH.match(self.arch).group(1)) < 80 and (
+                self.l2_evict_last or any(k.get("l2_evict_last") for k in overrides.values())):
+            raise FusecError(f"l2_evict_last needs sm_80 or newer (PTX's createpolicy), not --arch {self.arch}")
         if self.opt_level not in (0, 1, 2, 3):
             raise FusecError(f"opt_level must be 0, 1, 2 or 3, not {self.opt_level!r}")
 

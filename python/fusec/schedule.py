@@ -1,15 +1,15 @@
 """Schedules as data: what `--emit schedule` prints and `--schedule FILE` reads.
 
 The algorithm (what each kernel computes) is fixed by the fusion decisions; its schedule (how the
-GPU's threads share the work) is chosen by `--fusec-lower-groups-to-gpu` from six knobs: the
-compile options `threads_per_block`, `row_registers`, `row_prefetch`, `row_unroll`, `vectors` and
-`read_only_cache`.
+GPU's threads share the work) is chosen by `--fusec-lower-groups-to-gpu` from seven knobs: the
+compile options `threads_per_block`, `row_registers`, `row_prefetch`, `row_unroll`, `vectors`,
+`read_only_cache` and `l2_evict_last`.
 The knobs can also be set per kernel: the kernel's fusion group id, then the knob. `--emit schedule` prints
 
     {"kernels": [
       {"kernel": "main_kernel_0", "group": 0, "schedule": "row_registers", "grid": [8, 1, 1], "block": [256, 1, 1], ...,
        "knobs": {"threads_per_block": 256, "row_registers": 32, "row_prefetch": true, "row_unroll": 4,
-                 "vectors": 0, "read_only_cache": "off"}},
+                 "vectors": 0, "read_only_cache": "off", "l2_evict_last": false}},
       ...]}
 
 and `--schedule FILE` takes the same document back (edited), applying each kernel's `knobs` to its

@@ -6,6 +6,7 @@
 // RUN: fusec-opt %s --split-input-file --fusec-lower-groups-to-gpu=read-only-cache=weights | FileCheck %s --check-prefix=ROW
 // RUN: fusec-opt %s --split-input-file --fusec-lower-groups-to-gpu=read-only-cache=inputs | FileCheck %s --check-prefix=ROI
 // RUN: not fusec-opt %s --split-input-file --fusec-lower-groups-to-gpu=read-only-cache=all 2>&1 | FileCheck %s --check-prefix=BADCACHE
+// RUN: fusec-opt %s --split-input-file --fusec-lower-groups-to-gpu=l2-evict-last=1 | FileCheck %s --check-prefix=L2
 // BADCACHE: error: fusec-lower-groups-to-gpu: read-only-cache must be off, weights or inputs, not 'all'
 
 // A row group (sum of squares, then x / sum) on buffers, in the registers schedule: one block per
@@ -123,6 +124,11 @@ func.func @row(%x: memref<4x300xf32>, %out: memref<4x300xf32>) {
 // ROI:         memref.load %arg0[{{.*}}] {fusec.read_only} : memref<11x101xf32>
 // ROI:         memref.load %arg1[{{.*}}] {fusec.read_only} : memref<101xf32>
 // ROI:         read_only_inputs = 2
+// l2-evict-last tags the loads of the input as large as the output, not the bias.
+// L2-LABEL: func.func @flat
+// L2:         memref.load %arg0[{{.*}}] {fusec.l2_evict_last} : memref<11x101xf32>
+// L2:         memref.load %arg1[{{.*}}] : memref<101xf32>
+// L2:         l2_evict_last_inputs = 1
 func.func @flat(%x: memref<11x101xf32>, %b: memref<101xf32>, %out: memref<11x101xf32>) {
   %tmp = memref.alloc() : memref<11x101xf32>
   linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
