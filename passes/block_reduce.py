@@ -7,9 +7,12 @@ second barrier, every thread reads it. `block_reduce` combines a tuple of values
 function (LayerNorm's (count, mean, squares) triples: `row_variance`) and needs one barrier: after
 it every warp combines all the warps' values itself, by shuffles, instead of waiting for the first.
 
-A single sum or max keeps gpu.all_reduce: lowered through `block_reduce` instead, the bench's
-reduction kernels were no faster on the H200 (within 0.3% on 20 entries; softmax 8x4096 fp32 2.15 ->
-2.32 us). What makes LayerNorm's round cheaper is merging two sums into one, not the barrier.
+A single sum or max of a kernel with few rows (8x4096: its time is its reductions' latency) goes
+through `block_reduce` too (`lower_groups_to_gpu._one_barrier`): on the H200, softmax 8x4096 bf16
+2.17 -> 1.98 us, fp32 2.33 -> 2.21 us (same-run A/B, best of 6). An earlier A/B that found it no
+faster (softmax 8x4096 fp32 2.15 -> 2.32 us) timed the same kernels twice: its harness patched a
+second copy of this package that the pipeline never imported. Kernels with many rows keep
+gpu.all_reduce.
 Merging softmax's max and sum the same way (the online normalizer: m = max(ma, mb),
 s = sa exp(ma - m) + sb exp(mb - m)) was slower on every bench entry measured (8x4096 fp32 2.31 ->
 2.84 us; bf16 at the large shapes 7% to 37%): two exps per merge step lengthen the shuffle chain,

@@ -1,6 +1,7 @@
 // `fusec FILE.mlir -o OUT.ptx` on the seed model in linalg (4 x 64): the PTX holds one .entry per
 // kernel (one here: a block per row, one warp: each thread loads 4 floats at once, the sum of
-// squares is reduced with warp shuffles and shared memory), libdevice linked in (no .extern calls left); OUT.json beside it is the launch
+// squares is reduced with five warp shuffles, no shared memory and no barrier: a one-warp block
+// needs neither), libdevice linked in (no .extern calls left); OUT.json beside it is the launch
 // manifest: inputs, buffers, and one launch step per kernel with its grid, block and arguments.
 
 // RUN: rm -rf %t && mkdir -p %t
@@ -18,10 +19,10 @@
 // PTX-LABEL: .visible .entry main_kernel_0(
 // PTX-NEXT:    .param .u64 .ptr .align 1 main_kernel_0_param_0,
 // PTX:         .maxntid 32, 1, 1
-// PTX:         .shared .align 4 .f32 __wg_main_kernel_0_0
+// PTX-NOT:     .shared
 // PTX:         ld.global.v4.b32
-// PTX:         shfl.sync.bfly.b32
-// PTX:         bar.sync 0;
+// PTX-COUNT-5: shfl.sync.bfly.b32
+// PTX-NOT:     bar.sync
 // PTX:         ex2.approx
 // PTX:         ret;
 // PTX-NOT:   .entry

@@ -1,7 +1,7 @@
-// RUN: fusec-opt %s --split-input-file --fusec-lower-groups-to-gpu=vectors=4 | FileCheck %s
+// RUN: fusec-opt %s --split-input-file '--fusec-lower-groups-to-gpu=vectors=4 one-barrier-rows=0' | FileCheck %s
 // RUN: fusec-opt %s --split-input-file --fusec-lower-groups-to-gpu | FileCheck %s --check-prefix=FEW
 // RUN: fusec-opt %s --split-input-file --fusec-lower-groups-to-gpu=vectors=2 | FileCheck %s --check-prefix=V2
-// RUN: fusec-opt %s --split-input-file '--fusec-lower-groups-to-gpu=row-registers=4 vectors=3' | FileCheck %s --check-prefix=HYB
+// RUN: fusec-opt %s --split-input-file '--fusec-lower-groups-to-gpu=row-registers=4 vectors=3 one-barrier-rows=0' | FileCheck %s --check-prefix=HYB
 // RUN: fusec-opt %s --split-input-file --fusec-lower-groups-to-gpu=threads-per-block=64 | FileCheck %s --check-prefix=T64
 // RUN: fusec-opt %s --split-input-file --fusec-lower-groups-to-gpu=read-only-cache=weights | FileCheck %s --check-prefix=ROW
 // RUN: fusec-opt %s --split-input-file --fusec-lower-groups-to-gpu=read-only-cache=inputs | FileCheck %s --check-prefix=ROI
@@ -12,19 +12,30 @@
 // A row group (sum of squares, then x / sum) on buffers, in the registers schedule: one block per
 // row of 300 floats = 75 vectors of 4, so, at 4 vectors per thread (vectors=4, the heuristic
 // for more than 64 rows), one warp, 3 vectors per thread. With only 4 rows the heuristic spreads a
-// row over more threads, one vector each (the FEW checks: 75 vectors, 96 threads, one load each). Each thread issues its
+// row over more threads, one vector each (the FEW checks: 75 vectors, 96 threads, one load each;
+// and, a kernel of few rows, its threads combined with one barrier, `block_reduce`: five shuffles
+// in each warp, lane 0 of each of the 3 warps stores to shared memory, a barrier, then every warp
+// reads the 3 values, the fourth lane of each group of 4 holding 0, and two more shuffles). Each thread issues its
 // three 128-bit loads first, together (the prefetch), then folds them into a vector of partial sums (its third vector, past
 // the row's end for some threads, is loaded clamped and masked out of the sum), reduces the lanes,
-// then gpu.all_reduce combines the threads. The epilogue divides the registers it already holds
+// then gpu.all_reduce combines the threads (`one-barrier-rows=0`: as with many rows). The epilogue divides the registers it already holds
 // (no second load) and stores them, the third one only where it is inside the row. The
 // intermediate buffer of the sum is never written: only %out is stored.
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d0)>
 // FEW-LABEL:   func.func @row
 // FEW:           gpu.launch blocks({{.*}}) in (%{{.*}} = %c4{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) threads({{.*}}) in (%{{.*}} = %c96
+// FEW-SAME:        workgroup(%[[WG:.*]] : memref<3xf32, #gpu.address_space<workgroup>>)
 // FEW:             vector.load
 // FEW-NOT:         vector.load
-// FEW:             gpu.all_reduce
+// FEW-COUNT-5:     gpu.shuffle xor
+// FEW:             memref.store %{{.*}}, %[[WG]]
+// FEW:             gpu.barrier
+// FEW:             memref.load %[[WG]]
+// FEW:             arith.select
+// FEW-COUNT-2:     gpu.shuffle xor
+// FEW-NOT:         gpu.barrier
+// FEW-NOT:         gpu.all_reduce
 // FEW-NOT:         vector.load
 // FEW:           {fusec.schedule = {{{.*}}threads = 96 : i64, vectors_per_thread = 1 : i64}}
 // The hybrid (HYB): 3 vectors per thread asked for, registers for 4 floats (one vector): each

@@ -3,7 +3,8 @@
 // warp does it, each thread one vector (threads 16-31 load the row's last vector, clamped, and are
 // masked out). Each thread loads its vector of x once (128 bits) and, before the reduction, its
 // vector of up (the prefetch: up streams from memory and only the epilogue reads it), squares x,
-// reduces the lanes; gpu.all_reduce combines the threads; the epilogue then computes from the x and
+// reduces the lanes; five butterfly shuffles combine the warp's threads (a kernel of few rows
+// combines with one barrier, `block_reduce`, and one warp needs none); the epilogue then computes from the x and
 // up it already holds, loads w (one row for every row: from cache), and stores 128 bits where it is
 // inside the row. (The registers schedule
 // chooses its own threads per row; --threads-per-block applies to the flat and loop schedules.)
@@ -26,7 +27,11 @@
 // CHECK:           %[[SQ:.*]] = math.fpowi %[[XV]]
 // CHECK:           %[[MASKED:.*]] = arith.select %[[INSIDE]]
 // CHECK:           %[[LANES:.*]] = vector.reduction <add>, %[[MASKED]] : vector<4xf32> into f32
-// CHECK:           %[[SUM:.*]] = gpu.all_reduce add %[[LANES]] uniform
+// CHECK:           %[[S16:.*]], %{{.*}} = gpu.shuffle xor %[[LANES]], %c16_i32, %c32_i32 : f32
+// CHECK:           arith.addf %[[LANES]], %[[S16]] : f32
+// CHECK-COUNT-4:   gpu.shuffle xor
+// CHECK-NOT:       gpu.barrier
+// CHECK-NOT:       gpu.all_reduce
 // CHECK-NOT:       vector.load %[[X]]
 // CHECK-NOT:       vector.load %[[UP]]
 // CHECK:           vector.load %[[W]][%[[COL]]] {alignment = 16 : i64} : memref<64xf32>, vector<4xf32>

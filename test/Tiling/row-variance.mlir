@@ -10,9 +10,10 @@
 // RUN: fusec %s --emit tiled | FileCheck %s
 // RUN: fusec %s --emit fused | fusec-opt - --fusec-dissolve-groups \
 // RUN:   '--one-shot-bufferize=bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map' \
-// RUN:   --fusec-lower-groups-to-gpu=one-round-variance=0 | FileCheck %s --check-prefix=TWO
+// RUN:   '--fusec-lower-groups-to-gpu=one-round-variance=0 one-barrier-rows=0' | FileCheck %s --check-prefix=TWO
 // A sum that starts from 1 instead of 0 (its fill edited) no longer gives the mean that the squares
-// are about: no merge (START), each of the three sums its own gpu.all_reduce.
+// are about: no merge (START), each of the three sums its own block-wide combination (a kernel of
+// few rows: one barrier each, `block_reduce`).
 // RUN: sed 's/%cst = arith.constant 0.000000e+00 : f64/%cst = arith.constant 1.000000e+00 : f64/' %s > %t.mlir
 // RUN: fusec %t.mlir --emit tiled | FileCheck %s --check-prefix=START
 
@@ -42,9 +43,9 @@
 // CHECK:           gpu.terminator
 
 // START-LABEL: func.func @main(
-// START-NOT:     workgroup(
-// START-COUNT-3: gpu.all_reduce add
-// START-NOT:     gpu.shuffle
+// START-COUNT-3: gpu.barrier
+// START-NOT:     gpu.barrier
+// START-NOT:     gpu.all_reduce
 
 // TWO-LABEL: func.func @main(
 // TWO-NOT:       workgroup(
