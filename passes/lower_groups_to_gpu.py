@@ -54,6 +54,7 @@ from torch_mlir.dialects import arith, gpu, memref, scf, vector
 from fusec.schedule import KNOBS, READ_ONLY_CACHE, parse_overrides
 
 from . import row_variance
+from .block_reduce import block_reduce
 from .l2_evict_last import tag_evict_last_loads
 from .read_only_arguments import tag_read_only_loads
 from .classify_ops import classify, combiner, full_input, indexing_maps
@@ -516,8 +517,6 @@ def _all_reduce(value, comb_name: str):
 
 def _block_reduce(value, comb_name: str, tx, threads: int, body):
     """`_all_reduce` with one barrier (`block_reduce`): every warp combines the warps' values."""
-    from .block_reduce import block_reduce
-
     narrow = value.type.width < 32
     wide = arith.ExtFOp(ir.F32Type.get(), value).result if narrow else value
 
