@@ -37,16 +37,14 @@ After:
 
 from __future__ import annotations
 
-import math
-
 from fusec.mlir import ir
 from torch_mlir.dialects import arith, llvm, memref, vector
+
+from .group_kernel import element_count, input_loads
 
 FLAG = "fusec-l2-evict-last"
 SUMMARY = "Write loads tagged fusec.l2_evict_last as PTX loads with an L2::evict_last cache policy"
 TAG = "fusec.l2_evict_last"
-_LOADS = ("vector.load", "memref.load")
-_WRITES = ("vector.store", "memref.store")
 POLICY = "createpolicy.fractional.L2::evict_last.b64 $0, 1.0;"
 
 
@@ -55,33 +53,16 @@ def tag_evict_last_loads(launch, outputs) -> int:
     the loads, in a gpu.launch just built, of the inputs with as many elements as the kernel's
     largest output (`outputs`: the buffers the kernel writes), which the kernel does not write.
     Returns how many buffers were tagged."""
-    loads, written = [], list(outputs)
-
-    def visit(op):
-        name = op.operation.name
-        if name in _LOADS:
-            loads.append(op.operation)
-        elif name in _WRITES:
-            written.append(op.operation.operands[1])
-        return ir.WalkResult.ADVANCE
-
-    launch.operation.walk(visit)
-    largest = max((_elements(ir.MemRefType(b.type).shape) for b in outputs), default=0)
+    loads, largest = input_loads(launch, outputs)
     tagged = []
     for load in loads:
         buf = load.operands[0]
-        if not isinstance(buf.type, ir.MemRefType) or ir.MemRefType(buf.type).memory_space is not None \
-                or any(buf == w for w in written) or _elements(ir.MemRefType(buf.type).shape) < largest:
+        if element_count(buf.type) < largest:
             continue
         load.attributes[TAG] = ir.UnitAttr.get()
         if not any(buf == t for t in tagged):
             tagged.append(buf)
     return len(tagged)
-
-
-def _elements(shape) -> float:
-    """A buffer's element count, for comparing sizes: a dynamic size counts as many (infinite)."""
-    return math.inf if any(ir.ShapedType.is_dynamic_size(d) for d in shape) else math.prod(shape)
 
 
 def _bits(t) -> int:

@@ -28,9 +28,9 @@ After:
 
 from __future__ import annotations
 
-import math
-
 from fusec.mlir import ir
+
+from .group_kernel import element_count, input_loads
 
 FLAG = "fusec-read-only-arguments"
 SUMMARY = "Mark kernel arguments read only through fusec.read_only loads noalias + readonly (ld.global.nc)"
@@ -38,7 +38,6 @@ TAG = "fusec.read_only"
 _VIEWS = ("memref.subview", "memref.expand_shape", "memref.collapse_shape", "memref.reinterpret_cast",
           "memref.cast", "memref.view", "memref.transpose")
 _LOADS = ("vector.load", "memref.load")
-_WRITES = ("vector.store", "memref.store")
 _HARMLESS = ("memref.dim",)  # uses that neither read nor write the buffer's elements
 
 
@@ -51,35 +50,16 @@ def tag_read_only_loads(launch, which: str, outputs) -> int:
     those kernel arguments read-only and unaliased. Returns how many buffers were tagged."""
     if which == "off":
         return 0
-    loads, written = [], list(outputs)
-
-    def visit(op):
-        name = op.operation.name
-        if name in _LOADS:
-            loads.append(op.operation)
-        elif name in _WRITES:
-            written.append(op.operation.operands[1])
-        return ir.WalkResult.ADVANCE
-
-    launch.operation.walk(visit)
-    largest = max((_elements(ir.MemRefType(b.type).shape) for b in outputs), default=0)
+    loads, largest = input_loads(launch, outputs)
     tagged = []
     for load in loads:
         buf = load.operands[0]
-        if not isinstance(buf.type, ir.MemRefType) or ir.MemRefType(buf.type).memory_space is not None \
-                or any(buf == w for w in written):
-            continue
-        if which == "weights" and not _elements(ir.MemRefType(buf.type).shape) < largest:
+        if which == "weights" and not element_count(buf.type) < largest:
             continue
         load.attributes[TAG] = ir.UnitAttr.get()
         if not any(buf == t for t in tagged):
             tagged.append(buf)
     return len(tagged)
-
-
-def _elements(shape) -> float:
-    """A buffer's element count, for comparing sizes: a dynamic size counts as many (infinite)."""
-    return math.inf if any(ir.ShapedType.is_dynamic_size(d) for d in shape) else math.prod(shape)
 
 
 def _root(value):
