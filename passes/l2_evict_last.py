@@ -66,6 +66,7 @@ def tag_evict_last_loads(launch, outputs) -> int:
 
 
 def _bits(t) -> int:
+    """The width of a load's result in bits (0: not a scalar or a 1-d vector of numbers)."""
     if isinstance(t, ir.VectorType):
         return ir.VectorType(t).shape[0] * _bits(ir.VectorType(t).element_type) if ir.VectorType(t).rank == 1 else 0
     if isinstance(t, (ir.FloatType, ir.IntegerType)):
@@ -112,7 +113,7 @@ def _rewrite(load, policy) -> bool:
     """Replace one tagged load by the inline PTX load; False (and nothing changed) where it cannot."""
     result_type = load.results[0].type
     form = _FORMS.get(_bits(result_type))
-    if form is None or load.operands[0].owner is None:
+    if form is None:
         return False
     suffix, count, width = form
     with ir.InsertionPoint(load), load.location:
