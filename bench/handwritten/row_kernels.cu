@@ -94,12 +94,6 @@ __global__ void __launch_bounds__(T) ln(const float4 *__restrict__ x, const floa
   }
 }
 
-__device__ __forceinline__ float4 ld_last(const float4 *p) {
-  float4 v; asm volatile("ld.global.L1::evict_last.v4.f32 {%0,%1,%2,%3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p)); return v;
-}
-__device__ __forceinline__ float4 ld_first(const float4 *p) {
-  float4 v; asm volatile("ld.global.L1::evict_first.v4.f32 {%0,%1,%2,%3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p)); return v;
-}
 // A float4 load with L1 (0 none, 1 evict_first, 2 evict_last) and L2 (same, via createpolicy) hints.
 template <int L1, int L2>
 __device__ __forceinline__ float4 ldh(const float4 *p) {
@@ -154,8 +148,6 @@ __global__ void __launch_bounds__(T) ln_hloop(const float4 *__restrict__ x, cons
 }
 
 // H: first-load hint of x (XL1,XL2), touch after use (TL1,TL2; TL1 < 0: no touch), w/b hint (WL1,WL2)
-template <int XL1, int XL2, int TL1, int TL2, int WL1, int WL2, bool APPLY = false>
-__device__ __forceinline__ void nothing() {}
 template <int T, int V, int H>
 __global__ void __launch_bounds__(T) ln_hblock(const float4 *__restrict__ x, const float4 *__restrict__ w,
                                                const float4 *__restrict__ b, float4 *__restrict__ y, int M) {
@@ -232,7 +224,7 @@ __global__ void __launch_bounds__(T) ln_loop(const float4 *__restrict__ x, const
   float2 s = make_float2(0.f, 0.f);
 #pragma unroll
   for (int c = 0; c < C; c++) {
-    float4 v = HINTS ? ld_last(xr + threadIdx.x + c * T) : xr[threadIdx.x + c * T];
+    float4 v = HINTS ? ldh<2, 0>(xr + threadIdx.x + c * T) : xr[threadIdx.x + c * T];
     s.x += v.x + v.y + v.z + v.w;
     s.y += v.x * v.x + v.y * v.y + v.z * v.z + v.w * v.w;
   }
@@ -241,8 +233,8 @@ __global__ void __launch_bounds__(T) ln_loop(const float4 *__restrict__ x, const
 #pragma unroll
   for (int c = 0; c < C; c++) {
     int i = threadIdx.x + c * T;
-    float4 v = HINTS ? ld_first(xr + i) : xr[i];
-    float4 wv = HINTS ? ld_last(w + i) : w[i], bv = HINTS ? ld_last(b + i) : b[i];
+    float4 v = HINTS ? ldh<1, 0>(xr + i) : xr[i];
+    float4 wv = HINTS ? ldh<2, 0>(w + i) : w[i], bv = HINTS ? ldh<2, 0>(b + i) : b[i];
     float4 o;
     o.x = (v.x - mean) * rstd * wv.x + bv.x;
     o.y = (v.y - mean) * rstd * wv.y + bv.y;
@@ -301,7 +293,6 @@ __global__ void __launch_bounds__(T) sm_loop(const uint4 *__restrict__ x, uint4 
   constexpr int W = T / 32, N8 = T * C;
   constexpr int A = H ? 2 : 0, B = H ? 1 : 0;
   __shared__ float sh[2][W];
-  __shared__ float2 sh2[W];
   const uint4 *xr = x + (size_t)blockIdx.x * N8;
   float m = -INFINITY, s = 0.f;
   if (ONLINE) {
@@ -361,14 +352,9 @@ float time_us(F launch, int reps = 40) {
 static double copy_GBs;
 static int sms;
 
-template <int T, int V, bool P, bool WBE>
-void run_ln(const char *name, float *x, float *w, float *b, float *y, int M, int N, int per_sm, const std::vector<float> &hx,
-            const std::vector<float> &hw, const std::vector<float> &hb) {
-  if (N != 4 * T * V) return;
-  int grid = P ? std::min(M, sms * per_sm) : M;
-  CK(cudaMemset(y, 0xff, (size_t)M * N * 4));
-  auto go = [&] { ln<T, V, P, WBE><<<grid, T>>>((float4 *)x, (float4 *)w, (float4 *)b, (float4 *)y, M); };
-  go(); CK(cudaDeviceSynchronize());
+// Largest error of a LayerNorm's output against float64, on four rows.
+static double ln_error(const float *y, int M, int N, const std::vector<float> &hx, const std::vector<float> &hw,
+                       const std::vector<float> &hb) {
   double err = 0;
   std::vector<float> hy(N);
   for (int r : {0, 1, M / 2, M - 1}) {
@@ -380,6 +366,32 @@ void run_ln(const char *name, float *x, float *w, float *b, float *y, int M, int
     double rstd = 1 / sqrt(q / N + 1e-5);
     for (int i = 0; i < N; i++) err = std::max(err, fabs((hx[(size_t)r * N + i] - mean) * rstd * hw[i] + hb[i] - hy[i]));
   }
+  return err;
+}
+
+// Largest error of a softmax's output against float64, times the row length, on four rows.
+static double softmax_error(const __nv_bfloat16 *y, int M, int N, const std::vector<__nv_bfloat16> &hx) {
+  double err = 0;
+  std::vector<__nv_bfloat16> hy(N);
+  for (int r : {0, 1, M / 2, M - 1}) {
+    CK(cudaMemcpy(hy.data(), y + (size_t)r * N, N * 2, cudaMemcpyDeviceToHost));
+    double m = -1e30, s = 0;
+    for (int i = 0; i < N; i++) m = std::max(m, (double)__bfloat162float(hx[(size_t)r * N + i]));
+    for (int i = 0; i < N; i++) s += exp(__bfloat162float(hx[(size_t)r * N + i]) - m);
+    for (int i = 0; i < N; i++) err = std::max(err, fabs(exp(__bfloat162float(hx[(size_t)r * N + i]) - m) / s - __bfloat162float(hy[i])) * N);
+  }
+  return err;
+}
+
+template <int T, int V, bool P, bool WBE>
+void run_ln(const char *name, float *x, float *w, float *b, float *y, int M, int N, int per_sm, const std::vector<float> &hx,
+            const std::vector<float> &hw, const std::vector<float> &hb) {
+  if (N != 4 * T * V) return;
+  int grid = P ? std::min(M, sms * per_sm) : M;
+  CK(cudaMemset(y, 0xff, (size_t)M * N * 4));
+  auto go = [&] { ln<T, V, P, WBE><<<grid, T>>>((float4 *)x, (float4 *)w, (float4 *)b, (float4 *)y, M); };
+  go(); CK(cudaDeviceSynchronize());
+  double err = ln_error(y, M, N, hx, hw, hb);
   float us = time_us(go);
   double GBs = (2.0 * M * N * 4 + 2.0 * N * 4) / us / 1e3;
   printf("LN fp32 %dx%d %-28s grid %6d: %8.1f us %6.0f GB/s %5.1f%% copy  err %.1e\n", M, N, name, grid, us, GBs, 100 * GBs / copy_GBs, err);
@@ -395,17 +407,7 @@ void run_lnh(const char *name, float *x, float *w, float *b, float *y, int M, in
     else ln_hblock<T, C, H><<<M, T>>>((float4 *)x, (float4 *)w, (float4 *)b, (float4 *)y, M);
   };
   go(); CK(cudaDeviceSynchronize());
-  double err = 0;
-  std::vector<float> hy(N);
-  for (int r : {0, 1, M / 2, M - 1}) {
-    CK(cudaMemcpy(hy.data(), y + (size_t)r * N, N * 4, cudaMemcpyDeviceToHost));
-    double s = 0, q = 0;
-    for (int i = 0; i < N; i++) s += hx[(size_t)r * N + i];
-    double mean = s / N;
-    for (int i = 0; i < N; i++) q += (hx[(size_t)r * N + i] - mean) * (hx[(size_t)r * N + i] - mean);
-    double rstd = 1 / sqrt(q / N + 1e-5);
-    for (int i = 0; i < N; i++) err = std::max(err, fabs((hx[(size_t)r * N + i] - mean) * rstd * hw[i] + hb[i] - hy[i]));
-  }
+  double err = ln_error(y, M, N, hx, hw, hb);
   float us = time_us(go);
   double GBs = (2.0 * M * N * 4 + 2.0 * N * 4) / us / 1e3;
   printf("LN fp32 %dx%d %-28s grid %6d: %8.1f us %6.0f GB/s %5.1f%% copy  err %.1e\n", M, N, name, M, us, GBs, 100 * GBs / copy_GBs, err);
@@ -418,17 +420,7 @@ void run_ln_loop(const char *name, float *x, float *w, float *b, float *y, int M
   CK(cudaMemset(y, 0xff, (size_t)M * N * 4));
   auto go = [&] { ln_loop<T, C, H><<<M, T>>>((float4 *)x, (float4 *)w, (float4 *)b, (float4 *)y, M); };
   go(); CK(cudaDeviceSynchronize());
-  double err = 0;
-  std::vector<float> hy(N);
-  for (int r : {0, 1, M / 2, M - 1}) {
-    CK(cudaMemcpy(hy.data(), y + (size_t)r * N, N * 4, cudaMemcpyDeviceToHost));
-    double s = 0, q = 0;
-    for (int i = 0; i < N; i++) s += hx[(size_t)r * N + i];
-    double mean = s / N;
-    for (int i = 0; i < N; i++) q += (hx[(size_t)r * N + i] - mean) * (hx[(size_t)r * N + i] - mean);
-    double rstd = 1 / sqrt(q / N + 1e-5);
-    for (int i = 0; i < N; i++) err = std::max(err, fabs((hx[(size_t)r * N + i] - mean) * rstd * hw[i] + hb[i] - hy[i]));
-  }
+  double err = ln_error(y, M, N, hx, hw, hb);
   float us = time_us(go);
   double GBs = (2.0 * M * N * 4 + 2.0 * N * 4) / us / 1e3;
   printf("LN fp32 %dx%d %-28s grid %6d: %8.1f us %6.0f GB/s %5.1f%% copy  err %.1e\n", M, N, name, M, us, GBs, 100 * GBs / copy_GBs, err);
@@ -440,15 +432,7 @@ void run_sml(const char *name, __nv_bfloat16 *x, __nv_bfloat16 *y, int M, int N,
   CK(cudaMemset(y, 0xff, (size_t)M * N * 2));
   auto go = [&] { sm_loop<T, C, H, ON><<<M, T>>>((uint4 *)x, (uint4 *)y, M); };
   go(); CK(cudaDeviceSynchronize());
-  double err = 0;
-  std::vector<__nv_bfloat16> hy(N);
-  for (int r : {0, 1, M / 2, M - 1}) {
-    CK(cudaMemcpy(hy.data(), y + (size_t)r * N, N * 2, cudaMemcpyDeviceToHost));
-    double m = -1e30, s = 0;
-    for (int i = 0; i < N; i++) m = std::max(m, (double)__bfloat162float(hx[(size_t)r * N + i]));
-    for (int i = 0; i < N; i++) s += exp(__bfloat162float(hx[(size_t)r * N + i]) - m);
-    for (int i = 0; i < N; i++) err = std::max(err, fabs(exp(__bfloat162float(hx[(size_t)r * N + i]) - m) / s - __bfloat162float(hy[i])) * N);
-  }
+  double err = softmax_error(y, M, N, hx);
   float us = time_us(go);
   double GBs = (2.0 * M * N * 2) / us / 1e3;
   printf("SM bf16 %dx%d %-28s grid %6d: %8.1f us %6.0f GB/s %5.1f%% copy  err*N %.1e\n", M, N, name, M, us, GBs, 100 * GBs / copy_GBs, err);
@@ -460,15 +444,7 @@ void run_smt(const char *name, __nv_bfloat16 *x, __nv_bfloat16 *y, int M, int N,
   CK(cudaMemset(y, 0xff, (size_t)M * N * 2));
   auto go = [&] { sm_touch<T, V, H><<<M, T>>>((uint4 *)x, (uint4 *)y, M); };
   go(); CK(cudaDeviceSynchronize());
-  double err = 0;
-  std::vector<__nv_bfloat16> hy(N);
-  for (int r : {0, 1, M / 2, M - 1}) {
-    CK(cudaMemcpy(hy.data(), y + (size_t)r * N, N * 2, cudaMemcpyDeviceToHost));
-    double m = -1e30, s = 0;
-    for (int i = 0; i < N; i++) m = std::max(m, (double)__bfloat162float(hx[(size_t)r * N + i]));
-    for (int i = 0; i < N; i++) s += exp(__bfloat162float(hx[(size_t)r * N + i]) - m);
-    for (int i = 0; i < N; i++) err = std::max(err, fabs(exp(__bfloat162float(hx[(size_t)r * N + i]) - m) / s - __bfloat162float(hy[i])) * N);
-  }
+  double err = softmax_error(y, M, N, hx);
   float us = time_us(go);
   double GBs = (2.0 * M * N * 2) / us / 1e3;
   printf("SM bf16 %dx%d %-28s grid %6d: %8.1f us %6.0f GB/s %5.1f%% copy  err*N %.1e\n", M, N, name, M, us, GBs, 100 * GBs / copy_GBs, err);
@@ -481,15 +457,7 @@ void run_sm(const char *name, __nv_bfloat16 *x, __nv_bfloat16 *y, int M, int N, 
   CK(cudaMemset(y, 0xff, (size_t)M * N * 2));
   auto go = [&] { softmax<T, V, P, H><<<grid, T>>>((uint4 *)x, (uint4 *)y, M); };
   go(); CK(cudaDeviceSynchronize());
-  double err = 0;
-  std::vector<__nv_bfloat16> hy(N);
-  for (int r : {0, 1, M / 2, M - 1}) {
-    CK(cudaMemcpy(hy.data(), y + (size_t)r * N, N * 2, cudaMemcpyDeviceToHost));
-    double m = -1e30, s = 0;
-    for (int i = 0; i < N; i++) m = std::max(m, (double)__bfloat162float(hx[(size_t)r * N + i]));
-    for (int i = 0; i < N; i++) s += exp(__bfloat162float(hx[(size_t)r * N + i]) - m);
-    for (int i = 0; i < N; i++) err = std::max(err, fabs(exp(__bfloat162float(hx[(size_t)r * N + i]) - m) / s - __bfloat162float(hy[i])) * N);
-  }
+  double err = softmax_error(y, M, N, hx);
   float us = time_us(go);
   double GBs = (2.0 * M * N * 2) / us / 1e3;
   printf("SM bf16 %dx%d %-28s grid %6d: %8.1f us %6.0f GB/s %5.1f%% copy  err*N %.1e\n", M, N, name, grid, us, GBs, 100 * GBs / copy_GBs, err);
