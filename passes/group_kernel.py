@@ -127,12 +127,16 @@ class Kernel:
         self.lanes = lanes
         self.registers = {}  # reduction member -> its value for the current row
         self.cache = {}
+        self.stashed = {}  # load key -> (shared-memory buffer, offset) it is read from (`row_stash`)
+        self.stash_buffers = []  # (input, its stash buffer)
+        self.stash_bytes = 0
 
     def load(self, operand, index, lanes: int):
         """A load, once per element per kernel phase: a value read again (by the epilogue, say) is
-        the register it was loaded into."""
+        the register it was loaded into; a stashed one is read from shared memory."""
         key = (operand, tuple(index), lanes)
         if key not in self.cache:
+            operand, index = self.stashed.get(key, (operand, index))
             if lanes == 1:
                 self.cache[key] = memref.LoadOp(operand, index).result
             else:

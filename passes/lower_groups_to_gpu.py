@@ -53,7 +53,7 @@ from torch_mlir.dialects import arith, gpu, memref, scf, vector
 
 from fusec.schedule import KNOBS, READ_ONLY_CACHE, parse_overrides
 
-from . import row_variance
+from . import row_stash, row_variance
 from .block_reduce import block_reduce
 from .l2_evict_last import tag_evict_last_loads
 from .read_only_arguments import tag_read_only_loads
@@ -78,7 +78,10 @@ OPTIONS = {"threads-per-block": (256, "threads per block (rows use fewer when ro
            "l2-evict-last": (False, "load the inputs as large as the kernel's output (its rows) with an L2 "
                                     "evict_last cache policy; their loads get `fusec.l2_evict_last`, which "
                                     "--fusec-l2-evict-last writes as PTX"),
-           "schedule": ("", "per-group overrides of the seven knobs above, GROUP.KNOB=VALUE separated by commas: "
+           "row-stash": (False, "a hybrid row_registers kernel (`vectors` past `row-registers`) stores the part of "
+                                "its row past its registers to shared memory and reads it from there in later "
+                                "phases, instead of from global memory (`row_stash`)"),
+           "schedule": ("", "per-group overrides of the eight knobs above, GROUP.KNOB=VALUE separated by commas: "
                             "0.row_prefetch=0,1.threads_per_block=512 (what --schedule FILE becomes)"),
            "one-barrier-rows": (64, "row kernels with at most this many rows (a static count) combine each float "
                                     "sum, max or min with one barrier (`block_reduce`) instead of gpu.all_reduce's "
@@ -200,6 +203,8 @@ def _describe(body, **schedule) -> None:
     """Record the schedule a kernel got on its gpu.launch (`fusec.schedule`): `--emit schedule`
     prints it, and `--schedule FILE` can change it."""
     def attr(v):
+        if isinstance(v, ir.Attribute):
+            return v
         if isinstance(v, bool):
             return ir.BoolAttr.get(v)
         if isinstance(v, int):
@@ -359,6 +364,13 @@ def _row_registers(members, reductions, outputs, made, lanes, knobs):
         prefetched = knobs["row_prefetch"] and _prefetch(kernel, members, reductions, slots, full, in_map, lanes,
                                                          threads)
         reread = {v for point, _ in slots[held:] for v in point[len(row):]}
+        stash_at = {tuple(point[len(row):]): j for j, (point, _) in enumerate(slots[held:])}
+        written = [b for b, _ in outputs]
+
+        def stash():  # the slots past the registers to shared memory, before a barrier (`row_stash`)
+            if knobs["row_stash"] and threads > row_stash.WARP:
+                row_stash.stash(kernel, stash_at, len(row), written, tx, threads, body)
+
         variances = row_variance.match(reductions, math.prod(cols)) if knobs["one_round_variance"] else {}
         means = {z1: z2 for z2, z1 in variances.items()}
         _describe(body, schedule="row_registers", rows=_static_or_dynamic(n_rows), row_length=math.prod(cols), threads=threads,
@@ -373,9 +385,10 @@ def _row_registers(members, reductions, outputs, made, lanes, knobs):
             if i:
                 _forget(kernel, reread)
             if z in means:
-                _mean_and_variance(kernel, z, means[z], slots, lanes, row, cols, tx, threads, body)
+                _mean_and_variance(kernel, z, means[z], slots, lanes, row, cols, tx, threads, body, stash)
                 continue
             acc = _fold(kernel, z, slots, kernel.widen(identity(comb_name, element_type), lanes), lanes)
+            stash()
             _finish_reduction(kernel, z, acc, lanes, row, cols,
                               (tx, threads, body) if _one_barrier(n_rows, knobs["one_barrier_rows"]) else None)
         _forget(kernel, reread)
@@ -386,6 +399,10 @@ def _row_registers(members, reductions, outputs, made, lanes, knobs):
                                                       for b, w in row_outputs], index)
         _store_row_values(kernel, tx, row, rows, cols, outputs, row_outputs, per_row)
         gpu.TerminatorOp()
+    if kernel.stash_bytes:
+        described = ir.DictAttr(body.owner.attributes["fusec.schedule"])
+        _describe(body, **{described[i].name: described[i].attr for i in range(len(described))},
+                  stash_bytes=kernel.stash_bytes)
 
 
 def _forget(kernel, columns) -> None:
@@ -455,10 +472,12 @@ def _start_value(kernel, z, row, n_cols):
     return kernel.value(z.sources[-1], z.out, apply_map(indexing_maps(z.op)[-1], row + [const(0)] * n_cols))
 
 
-def _mean_and_variance(kernel, z1, z2, slots, lanes, row, cols, tx, threads, body) -> None:
+def _mean_and_variance(kernel, z1, z2, slots, lanes, row, cols, tx, threads, body, stash) -> None:
     """Reductions `z1` (a row's sum) and `z2` (its squares about the mean) in one block-wide round
-    (`row_variance`): each thread's count, mean and squares, combined across the block."""
+    (`row_variance`): each thread's count, mean and squares, combined across the block (`stash`
+    called in between)."""
     moments = row_variance.thread_moments(kernel, z1, slots, lanes)
+    stash()
     count, mean, squares = row_variance.block_moments(moments, tx, threads, body)
     for z, total in ((z1, arith.MulFOp(mean, count).result), (z2, squares)):
         start = _start_value(kernel, z, row, len(cols))
@@ -666,6 +685,7 @@ def _flat_vectors(outputs, shape, total, threads, made, lanes, per_thread):
 
 def run(module_op, pass_, threads_per_block: int = 256, row_registers: int = 32, row_prefetch: bool = True,
         row_unroll: int = 4, vectors: int = 0, read_only_cache: str = "off", l2_evict_last: bool = False,
+        row_stash: bool = False,
         one_barrier_rows: int = 64, one_round_variance: bool = True, schedule: str = "") -> None:
     groups: dict = {}
     module_op.walk(lambda op: (groups.setdefault(ir.IntegerAttr(op.attributes["fusec.group"]).value, []).append(op)
@@ -686,7 +706,7 @@ def run(module_op, pass_, threads_per_block: int = 256, row_registers: int = 32,
         return
     defaults = {"threads_per_block": threads_per_block, "row_registers": row_registers,
                 "row_prefetch": row_prefetch, "row_unroll": row_unroll, "vectors": vectors,
-                "read_only_cache": read_only_cache, "l2_evict_last": l2_evict_last,
+                "read_only_cache": read_only_cache, "l2_evict_last": l2_evict_last, "row_stash": row_stash,
                 "one_barrier_rows": one_barrier_rows, "one_round_variance": one_round_variance}
     for gid, ops in groups.items():
         kind = ir.StringAttr(ops[0].attributes["fusec.group_kind"]).value

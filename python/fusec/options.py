@@ -39,6 +39,7 @@ class CompileOptions:
     vectors: int = 0  # vectors each thread handles (row kernels: sets threads per row); 0: the heuristic
     read_only_cache: str = "off"  # inputs read through the read-only data cache: off | weights | inputs
     l2_evict_last: bool = False  # row kernels and flat kernels load their rows with an L2 evict_last policy
+    row_stash: bool = False  # a hybrid row kernel keeps the part of its row past its registers in shared memory
     schedule: str = ""  # per-kernel knob overrides, GROUP.KNOB=VALUE,... (fusec.schedule; --schedule FILE)
     tuning: bool = True  # without a schedule: use tuned schedules from the tuning tables (fusec.tuning)
 
@@ -74,6 +75,8 @@ class CompileOptions:
         if not (isinstance(self.vectors, int) and not isinstance(self.vectors, bool)
                 and 0 <= self.vectors <= 16):
             raise FusecError(f"vectors must be in [0, 16], not {self.vectors!r}")
+        if not isinstance(self.row_stash, bool):
+            raise FusecError(f"row_stash must be True or False, not {self.row_stash!r}")
         if not isinstance(self.l2_evict_last, bool):
             raise FusecError(f"l2_evict_last must be True or False, not {self.l2_evict_last!r}")
         from .schedule import KNOBS, READ_ONLY_CACHE, parse_overrides

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import shlex
 import tempfile
+import traceback
 
 from fusec.passes import parse_element
 
@@ -54,6 +55,8 @@ def _guarded(info, options):
             with op.context:
                 info.run(op, pass_, **options)
         except Exception as err:  # an internal error of the pass: report it, fail the pipeline
+            if os.environ.get("FUSEC_DEBUG"):
+                traceback.print_exc()
             op.location.emit_error(f"internal error in pass {info.flag}: {type(err).__name__}: {err}")
             pass_.signal_pass_failure()
 

@@ -1,15 +1,15 @@
 """Schedules as data: what `--emit schedule` prints and `--schedule FILE` reads.
 
 The algorithm (what each kernel computes) is fixed by the fusion decisions; its schedule (how the
-GPU's threads share the work) is chosen by `--fusec-lower-groups-to-gpu` from seven knobs: the
+GPU's threads share the work) is chosen by `--fusec-lower-groups-to-gpu` from eight knobs: the
 compile options `threads_per_block`, `row_registers`, `row_prefetch`, `row_unroll`, `vectors`,
-`read_only_cache` and `l2_evict_last`.
+`read_only_cache`, `l2_evict_last` and `row_stash`.
 The knobs can also be set per kernel: the kernel's fusion group id, then the knob. `--emit schedule` prints
 
     {"kernels": [
       {"kernel": "main_kernel_0", "group": 0, "schedule": "row_registers", "grid": [8, 1, 1], "block": [256, 1, 1], ...,
        "knobs": {"threads_per_block": 256, "row_registers": 32, "row_prefetch": true, "row_unroll": 4,
-                 "vectors": 0, "read_only_cache": "off", "l2_evict_last": false}},
+                 "vectors": 0, "read_only_cache": "off", "l2_evict_last": false, "row_stash": false}},
       ...]}
 
 and `--schedule FILE` takes the same document back (edited), applying each kernel's `knobs` to its
@@ -40,6 +40,9 @@ KNOBS = {
     # Whether the kernel loads its rows (the inputs as large as its output) with an L2 evict_last
     # cache policy (passes/l2_evict_last.py).
     "l2_evict_last": (bool, lambda v: True, "true or false"),
+    # Whether a hybrid row kernel (`vectors` past `row_registers`) keeps the rest of its row in
+    # shared memory instead of reading it again from memory (passes/row_stash.py).
+    "row_stash": (bool, lambda v: True, "true or false"),
 }
 READ_ONLY_CACHE = ("off", "weights", "inputs")
 

@@ -54,7 +54,7 @@ def _bufferize_and_map(o: CompileOptions) -> list[str]:
         "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}",
         f"fusec-lower-groups-to-gpu{{threads-per-block={o.threads_per_block} row-registers={o.row_registers} "
         f"row-prefetch={int(o.row_prefetch)} row-unroll={o.row_unroll} vectors={o.vectors} "
-        f"read-only-cache={o.read_only_cache} l2-evict-last={int(o.l2_evict_last)}"
+        f"read-only-cache={o.read_only_cache} l2-evict-last={int(o.l2_evict_last)} row-stash={int(o.row_stash)}"
         + (f" schedule={o.schedule}" if o.schedule else "") + "}",
         "fusec-one-plus-tanh",
         "fusec-fast-math-16bit",

@@ -2,6 +2,7 @@
 // RUN: fusec-opt %s --split-input-file --fusec-lower-groups-to-gpu | FileCheck %s --check-prefix=FEW
 // RUN: fusec-opt %s --split-input-file --fusec-lower-groups-to-gpu=vectors=2 | FileCheck %s --check-prefix=V2
 // RUN: fusec-opt %s --split-input-file '--fusec-lower-groups-to-gpu=row-registers=4 vectors=3 one-barrier-rows=0' | FileCheck %s --check-prefix=HYB
+// RUN: fusec-opt %s --split-input-file '--fusec-lower-groups-to-gpu=row-registers=4 vectors=2 one-barrier-rows=0 row-stash=1' | FileCheck %s --check-prefix=STASH
 // RUN: fusec-opt %s --split-input-file --fusec-lower-groups-to-gpu=threads-per-block=64 | FileCheck %s --check-prefix=T64
 // RUN: fusec-opt %s --split-input-file --fusec-lower-groups-to-gpu=read-only-cache=weights | FileCheck %s --check-prefix=ROW
 // RUN: fusec-opt %s --split-input-file --fusec-lower-groups-to-gpu=read-only-cache=inputs | FileCheck %s --check-prefix=ROI
@@ -48,6 +49,18 @@
 // HYB:             vector.store
 // HYB-NEXT:        vector.load
 // HYB:           {fusec.schedule = {{{.*}}vectors_in_registers = 1 : i64, vectors_per_thread = 3 : i64}}
+// The hybrid with its stash (STASH, `row_stash`): 2 vectors per thread over 64 threads, one in
+// registers; the second goes to shared memory (64 threads x 4 floats) before the reduction's
+// barrier, and the epilogue reads it from there, not from %X again.
+// STASH-LABEL:   func.func @row
+// STASH:           threads({{.*}}) in (%{{.*}} = %c64{{.*}}) workgroup(%[[STASH:.*]] : memref<256xf32, #gpu.address_space<workgroup>>)
+// STASH-COUNT-2:   vector.load %arg0
+// STASH:           vector.store %[[SECOND:.*]], %[[STASH]][%[[AT:.*]]] {{.*}}#gpu.address_space<workgroup>>, vector<4xf32>
+// STASH:           gpu.all_reduce
+// STASH-NOT:       vector.load %arg0
+// STASH:           vector.load %[[STASH]][%[[AT]]]
+// STASH-NOT:       vector.load %arg0
+// STASH:           {fusec.schedule = {{{.*}}stash_bytes = 1024 : i64, threads = 64 : i64, vectors_in_registers = 1 : i64, vectors_per_thread = 2 : i64}}
 // CHECK-LABEL: func.func @row
 // CHECK-SAME:    (%[[X:.*]]: memref<4x300xf32>, %[[OUT:.*]]: memref<4x300xf32>)
 // CHECK-NOT:     linalg.
