@@ -102,7 +102,8 @@ STAGES: list[Stage] = _SHARED + [
     Stage("gpu", "host function launching kernels of one gpu.module",
           lambda o: ["func.func(convert-parallel-loops-to-gpu)", "lower-affine", "canonicalize",
                      "gpu-launch-sink-index-computations", "fusec-static-kernel-buffers", "gpu-kernel-outlining",
-                     "fusec-merge-gpu-modules", "fusec-read-only-arguments", "fusec-l2-evict-last", "canonicalize",
+                     "fusec-merge-gpu-modules", "fusec-read-only-arguments", "fusec-l2-evict-last",
+                     "fusec-align-workgroup-buffers", "canonicalize",
                      "cse"], host_final=True),
     Stage("nvvm", "kernels in the llvm and nvvm dialects",
           lambda o: ["gpu.module(math-expand-ops{ops=fpowi}, convert-scf-to-cf, "
