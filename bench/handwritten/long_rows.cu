@@ -1,31 +1,19 @@
-// Hand-written CUDA: bf16 LayerNorm of long rows (4096 x 32768) with a row split over a cluster of
-// CTAs that combine their partial sums through distributed shared memory (not fusec's code). The
-// question: does a row in registers over 2 (or 4) CTAs of 512 (or 256) threads, two of them per SM,
-// beat fusec's one block of 1024 threads a row (one per SM: nothing hides a reduction's barrier) and
-// its hybrid of 512 threads that reads half the row again from L2? Each variant is checked against
-// float64 on four rows and timed with CUDA events (median of 40), with a device copy in the same run.
-// On the device:
-//     nvcc -O3 -arch=sm_90 --use_fast_math -o /tmp/ln_cluster bench/handwritten/ln_cluster.cu && /tmp/ln_cluster
-#include <cuda_runtime.h>
-#include <cuda_bf16.h>
-#include <cstdio>
-#include <cstdlib>
-#include <vector>
-#include <algorithm>
-#include <cmath>
+// Hand-written CUDA (not fusec's code): bf16 LayerNorm of long rows, 4096 x 32768 (64 KB a row),
+// the one bench entry fusec left under 90% of copy. fusec's heuristic holds a row in registers
+// over 1024 threads (one block an SM: nothing hides a reduction's barrier); its tuned hybrid holds
+// half the row over 512 threads and reads the other half again from L2. The variants here:
+//   ln         a row over a cluster of CL CTAs, partial sums combined through distributed shared
+//              memory (mapa + ld.shared::cluster, split cluster barriers), with or without an L2
+//              evict_last policy on the loads; CL = 1 is the plain row in registers;
+//   ln_hybrid  part of the row in registers, the rest read again from L2 or stashed in shared
+//              memory (each thread its own slots: no extra barrier); fusec's `row_stash`;
+//   ln_smem    the whole row in shared memory, copied by cp.async or by one bulk copy (TMA).
+// Each variant is checked against float64 on four rows and timed with CUDA events (median of 40),
+// with a device copy in the same run; bench/README.md has the table. On the device:
+//     nvcc -O3 -arch=sm_90 --use_fast_math -o /tmp/long_rows bench/handwritten/long_rows.cu && /tmp/long_rows
+#include "common.cuh"
 
-static constexpr int N_ = 32768;
-#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("CUDA %s at %d\n", cudaGetErrorString(e), __LINE__); exit(1);} } while (0)
-
-__device__ __forceinline__ void unpack(uint4 u, float *f) {
-  const __nv_bfloat162 *h = reinterpret_cast<const __nv_bfloat162 *>(&u);
-  for (int i = 0; i < 4; i++) { float2 t = __bfloat1622float2(h[i]); f[2 * i] = t.x; f[2 * i + 1] = t.y; }
-}
-__device__ __forceinline__ uint4 pack(const float *f) {
-  uint4 u; __nv_bfloat162 *h = reinterpret_cast<__nv_bfloat162 *>(&u);
-  for (int i = 0; i < 4; i++) h[i] = __floats2bfloat162_rn(f[2 * i], f[2 * i + 1]);
-  return u;
-}
+static constexpr int M = 4096, N = 32768;
 
 __device__ __forceinline__ uint4 ld_hint(const uint4 *p, unsigned long long policy) {
   uint4 u;
@@ -68,6 +56,7 @@ __global__ void __launch_bounds__(T) ln(const uint4 *__restrict__ x, const uint4
                                         const uint4 *__restrict__ b, uint4 *__restrict__ y, int M) {
   constexpr int W = T / 32, NV = CL * T * V;
   constexpr float INV_N = 1.f / (NV * 8);
+  static_assert(NV * 8 == N, "the variant covers one row");
   __shared__ float2 sh[W];
   __shared__ float2 total;
   unsigned rank = CL > 1 ? cluster_rank() : 0;
@@ -107,8 +96,8 @@ __global__ void __launch_bounds__(T) ln(const uint4 *__restrict__ x, const uint4
 template <int T, int COPY>
 __global__ void __launch_bounds__(T) ln_smem(const uint4 *__restrict__ x, const uint4 *__restrict__ w,
                                              const uint4 *__restrict__ b, uint4 *__restrict__ y, int M) {
-  constexpr int W = T / 32, NV = N_ / 8;
-  constexpr float INV_N = 1.f / N_;
+  constexpr int W = T / 32, NV = N / 8;
+  constexpr float INV_N = 1.f / N;
   extern __shared__ uint4 srow[];
   __shared__ float2 sh[W];
   __shared__ float2 total;
@@ -157,8 +146,8 @@ template <int T, int V, int H, bool SMEM>
 __global__ void __launch_bounds__(T) ln_hybrid(const uint4 *__restrict__ x, const uint4 *__restrict__ w,
                                                const uint4 *__restrict__ b, uint4 *__restrict__ y, int M) {
   constexpr int W = T / 32, NV = T * V;
-  constexpr float INV_N = 1.f / N_;
-  static_assert(NV * 8 == N_, "one row");
+  constexpr float INV_N = 1.f / N;
+  static_assert(NV * 8 == N, "one row");
   extern __shared__ uint4 stash[];
   __shared__ float2 sh[W];
   __shared__ float2 total;
@@ -183,22 +172,6 @@ __global__ void __launch_bounds__(T) ln_hybrid(const uint4 *__restrict__ x, cons
   }
 }
 
-template <typename F>
-float time_us(F launch, int reps = 40) {
-  cudaEvent_t a, b; CK(cudaEventCreate(&a)); CK(cudaEventCreate(&b));
-  for (int i = 0; i < 5; i++) launch();
-  CK(cudaGetLastError());
-  std::vector<float> t;
-  for (int i = 0; i < reps; i++) {
-    CK(cudaEventRecord(a)); launch(); CK(cudaEventRecord(b)); CK(cudaEventSynchronize(b));
-    float ms; CK(cudaEventElapsedTime(&ms, a, b)); t.push_back(ms * 1e3f);
-  }
-  CK(cudaGetLastError());
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
-
-static const int M = 4096, N = N_;
 static double copy_GBs;
 
 static double error(const __nv_bfloat16 *y, const std::vector<__nv_bfloat16> &hx, const std::vector<__nv_bfloat16> &hw,
@@ -219,100 +192,73 @@ static double error(const __nv_bfloat16 *y, const std::vector<__nv_bfloat16> &hx
   return err;
 }
 
-template <int T, int V, int CL, bool HINT>
-void run(const char *name, __nv_bfloat16 *x, __nv_bfloat16 *w, __nv_bfloat16 *b, __nv_bfloat16 *y,
-         const std::vector<__nv_bfloat16> &hx, const std::vector<__nv_bfloat16> &hw, const std::vector<__nv_bfloat16> &hb) {
-  static_assert(CL * T * V * 8 == N, "the variant covers one row");
+using Kernel = void (*)(const uint4 *, const uint4 *, const uint4 *, uint4 *, int);
+
+struct Rows {  // the input, weight, bias and output on the device, and the host copies checked against
+  __nv_bfloat16 *x, *w, *b, *y;
+  std::vector<__nv_bfloat16> hx, hw, hb;
+};
+
+// One variant: `threads` a CTA, `cluster` CTAs a row (M * cluster CTAs), `smem` bytes of dynamic
+// shared memory; checked, timed, and printed with the CTAs an SM can hold.
+static void measure(const char *name, Kernel kernel, int threads, int cluster, int smem, const Rows &d) {
+  CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3(M * CL); cfg.blockDim = dim3(T);
+  cfg.gridDim = dim3(M * cluster); cfg.blockDim = dim3(threads); cfg.dynamicSmemBytes = smem;
   cudaLaunchAttribute attr;
   attr.id = cudaLaunchAttributeClusterDimension;
-  attr.val.clusterDim.x = CL; attr.val.clusterDim.y = 1; attr.val.clusterDim.z = 1;
-  cfg.attrs = &attr; cfg.numAttrs = 1;
-  auto go = [&] { CK(cudaLaunchKernelEx(&cfg, ln<T, V, CL, HINT>, (const uint4 *)x, (const uint4 *)w, (const uint4 *)b,
-                                        (uint4 *)y, M)); };
-  CK(cudaMemset(y, 0xff, (size_t)M * N * 2));
+  attr.val.clusterDim.x = cluster; attr.val.clusterDim.y = 1; attr.val.clusterDim.z = 1;
+  cfg.attrs = &attr; cfg.numAttrs = cluster > 1;
+  auto go = [&] { CK(cudaLaunchKernelEx(&cfg, kernel, (const uint4 *)d.x, (const uint4 *)d.w, (const uint4 *)d.b,
+                                        (uint4 *)d.y, M)); };
+  CK(cudaMemset(d.y, 0xff, (size_t)M * N * 2));
   go(); CK(cudaDeviceSynchronize());
-  double err = error(y, hx, hw, hb);
+  double err = error(d.y, d.hx, d.hw, d.hb);
   float us = time_us(go);
   double GBs = (2.0 * M * N * 2 + 2.0 * N * 2) / us / 1e3;
   int blocks = 0;
-  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, ln<T, V, CL, HINT>, T, 0));
-  printf("LN bf16 %dx%d %-34s %d CTA/SM: %8.1f us %6.0f GB/s %5.1f%% copy  err %.1e\n", M, N, name, blocks, us, GBs,
-         100 * GBs / copy_GBs, err);
-}
-
-template <int T, int COPY>
-void run_smem(const char *name, __nv_bfloat16 *x, __nv_bfloat16 *w, __nv_bfloat16 *b, __nv_bfloat16 *y,
-              const std::vector<__nv_bfloat16> &hx, const std::vector<__nv_bfloat16> &hw, const std::vector<__nv_bfloat16> &hb) {
-  int smem = N * 2;
-  CK(cudaFuncSetAttribute(ln_smem<T, COPY>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  auto go = [&] { ln_smem<T, COPY><<<M, T, smem>>>((const uint4 *)x, (const uint4 *)w, (const uint4 *)b, (uint4 *)y, M); };
-  CK(cudaMemset(y, 0xff, (size_t)M * N * 2));
-  go(); CK(cudaDeviceSynchronize());
-  double err = error(y, hx, hw, hb);
-  float us = time_us(go);
-  double GBs = (2.0 * M * N * 2 + 2.0 * N * 2) / us / 1e3;
-  int blocks = 0;
-  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, ln_smem<T, COPY>, T, smem));
-  printf("LN bf16 %dx%d %-34s %d CTA/SM: %8.1f us %6.0f GB/s %5.1f%% copy  err %.1e\n", M, N, name, blocks, us, GBs,
-         100 * GBs / copy_GBs, err);
-}
-
-template <int T, int V, int H, bool SMEM>
-void run_hybrid(const char *name, __nv_bfloat16 *x, __nv_bfloat16 *w, __nv_bfloat16 *b, __nv_bfloat16 *y,
-                const std::vector<__nv_bfloat16> &hx, const std::vector<__nv_bfloat16> &hw, const std::vector<__nv_bfloat16> &hb) {
-  int smem = SMEM ? (V - H) * T * 16 : 0;
-  CK(cudaFuncSetAttribute(ln_hybrid<T, V, H, SMEM>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  auto go = [&] { ln_hybrid<T, V, H, SMEM><<<M, T, smem>>>((const uint4 *)x, (const uint4 *)w, (const uint4 *)b, (uint4 *)y, M); };
-  CK(cudaMemset(y, 0xff, (size_t)M * N * 2));
-  go(); CK(cudaDeviceSynchronize());
-  double err = error(y, hx, hw, hb);
-  float us = time_us(go);
-  double GBs = (2.0 * M * N * 2 + 2.0 * N * 2) / us / 1e3;
-  int blocks = 0;
-  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, ln_hybrid<T, V, H, SMEM>, T, smem));
+  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, smem));
   printf("LN bf16 %dx%d %-34s %d CTA/SM: %8.1f us %6.0f GB/s %5.1f%% copy  err %.1e\n", M, N, name, blocks, us, GBs,
          100 * GBs / copy_GBs, err);
 }
 
 int main() {
   size_t n = (size_t)M * N;
-  std::vector<__nv_bfloat16> hx(n), hw(N), hb(N);
+  Rows d;
+  d.hx.resize(n); d.hw.resize(N); d.hb.resize(N);
   srand(0);
-  for (auto &e : hx) e = __float2bfloat16(rand() / (float)RAND_MAX * 4.f - 1.f);
-  for (auto &e : hw) e = __float2bfloat16(rand() / (float)RAND_MAX * 2.f - 1.f);
-  for (auto &e : hb) e = __float2bfloat16(rand() / (float)RAND_MAX * 2.f - 1.f);
-  __nv_bfloat16 *x, *w, *b, *y;
-  CK(cudaMalloc(&x, n * 2)); CK(cudaMalloc(&y, n * 2)); CK(cudaMalloc(&w, N * 2)); CK(cudaMalloc(&b, N * 2));
-  CK(cudaMemcpy(x, hx.data(), n * 2, cudaMemcpyHostToDevice));
-  CK(cudaMemcpy(w, hw.data(), N * 2, cudaMemcpyHostToDevice));
-  CK(cudaMemcpy(b, hb.data(), N * 2, cudaMemcpyHostToDevice));
-  float copy = time_us([&] { CK(cudaMemcpyAsync(y, x, n * 2, cudaMemcpyDeviceToDevice)); });
+  for (auto &e : d.hx) e = __float2bfloat16(rand() / (float)RAND_MAX * 4.f - 1.f);
+  for (auto &e : d.hw) e = __float2bfloat16(rand() / (float)RAND_MAX * 2.f - 1.f);
+  for (auto &e : d.hb) e = __float2bfloat16(rand() / (float)RAND_MAX * 2.f - 1.f);
+  CK(cudaMalloc(&d.x, n * 2)); CK(cudaMalloc(&d.y, n * 2)); CK(cudaMalloc(&d.w, N * 2)); CK(cudaMalloc(&d.b, N * 2));
+  CK(cudaMemcpy(d.x, d.hx.data(), n * 2, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(d.w, d.hw.data(), N * 2, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(d.b, d.hb.data(), N * 2, cudaMemcpyHostToDevice));
+  float copy = time_us([&] { CK(cudaMemcpyAsync(d.y, d.x, n * 2, cudaMemcpyDeviceToDevice)); });
   copy_GBs = 2.0 * n * 2 / copy / 1e3;
   printf("device copy %zu MB: %.1f us %.0f GB/s\n", n * 2 >> 20, copy, copy_GBs);
   for (int round = 0; round < 2; round++) {
-    run<1024, 4, 1, false>("1024 threads, 1 CTA (fusec heuristic)", x, w, b, y, hx, hw, hb);
-    run<512, 8, 1, false>("512 threads, 1 CTA, 64 in registers", x, w, b, y, hx, hw, hb);
-    run<512, 4, 2, false>("512 threads x 2-CTA cluster", x, w, b, y, hx, hw, hb);
-    run<512, 4, 2, true>("512 threads x 2-CTA cluster, evict_last", x, w, b, y, hx, hw, hb);
-    run<256, 4, 4, false>("256 threads x 4-CTA cluster", x, w, b, y, hx, hw, hb);
-    run<256, 8, 2, false>("256 threads x 2-CTA cluster, 64 regs", x, w, b, y, hx, hw, hb);
-    run<256, 2, 8, false>("256 threads x 8-CTA cluster", x, w, b, y, hx, hw, hb);
-    run<512, 2, 4, false>("512 threads x 4-CTA cluster, 16 regs", x, w, b, y, hx, hw, hb);
-    run_hybrid<512, 8, 4, false>("512 threads, 4 of 8 in regs, L2 (fusec)", x, w, b, y, hx, hw, hb);
-    run_hybrid<512, 8, 5, false>("512 threads, 5 of 8 in regs, L2", x, w, b, y, hx, hw, hb);
-    run_hybrid<512, 8, 4, true>("512 threads, 4 of 8 in regs, smem", x, w, b, y, hx, hw, hb);
-    run_hybrid<512, 8, 5, true>("512 threads, 5 of 8 in regs, smem", x, w, b, y, hx, hw, hb);
-    run_hybrid<512, 8, 6, true>("512 threads, 6 of 8 in regs, smem", x, w, b, y, hx, hw, hb);
-    run_hybrid<1024, 4, 2, true>("1024 threads, 2 of 4 in regs, smem", x, w, b, y, hx, hw, hb);
-    run_hybrid<1024, 4, 2, false>("1024 threads, 2 of 4 in regs, L2", x, w, b, y, hx, hw, hb);
-    run_hybrid<256, 16, 8, true>("256 threads, 8 of 16 in regs, smem", x, w, b, y, hx, hw, hb);
-    run_smem<256, 0>("256 threads, row in smem, cp.async", x, w, b, y, hx, hw, hb);
-    run_smem<512, 0>("512 threads, row in smem, cp.async", x, w, b, y, hx, hw, hb);
-    run_smem<1024, 0>("1024 threads, row in smem, cp.async", x, w, b, y, hx, hw, hb);
-    run_smem<256, 1>("256 threads, row in smem, bulk copy", x, w, b, y, hx, hw, hb);
-    run_smem<512, 1>("512 threads, row in smem, bulk copy", x, w, b, y, hx, hw, hb);
+    measure("1024 threads, 1 CTA (fusec heuristic)", ln<1024, 4, 1, false>, 1024, 1, 0, d);
+    measure("512 threads, 1 CTA, 64 in registers", ln<512, 8, 1, false>, 512, 1, 0, d);
+    measure("512 threads x 2-CTA cluster", ln<512, 4, 2, false>, 512, 2, 0, d);
+    measure("512 threads x 2-CTA cluster, evict_last", ln<512, 4, 2, true>, 512, 2, 0, d);
+    measure("256 threads x 4-CTA cluster", ln<256, 4, 4, false>, 256, 4, 0, d);
+    measure("256 threads x 2-CTA cluster, 64 regs", ln<256, 8, 2, false>, 256, 2, 0, d);
+    measure("256 threads x 8-CTA cluster", ln<256, 2, 8, false>, 256, 8, 0, d);
+    measure("512 threads x 4-CTA cluster, 16 regs", ln<512, 2, 4, false>, 512, 4, 0, d);
+    measure("512 threads, 4 of 8 in regs, L2 (fusec)", ln_hybrid<512, 8, 4, false>, 512, 1, 0, d);
+    measure("512 threads, 5 of 8 in regs, L2", ln_hybrid<512, 8, 5, false>, 512, 1, 0, d);
+    measure("512 threads, 4 of 8 in regs, smem", ln_hybrid<512, 8, 4, true>, 512, 1, 4 * 512 * 16, d);
+    measure("512 threads, 5 of 8 in regs, smem", ln_hybrid<512, 8, 5, true>, 512, 1, 3 * 512 * 16, d);
+    measure("512 threads, 6 of 8 in regs, smem", ln_hybrid<512, 8, 6, true>, 512, 1, 2 * 512 * 16, d);
+    measure("1024 threads, 2 of 4 in regs, smem", ln_hybrid<1024, 4, 2, true>, 1024, 1, 2 * 1024 * 16, d);
+    measure("1024 threads, 2 of 4 in regs, L2", ln_hybrid<1024, 4, 2, false>, 1024, 1, 0, d);
+    measure("256 threads, 8 of 16 in regs, smem", ln_hybrid<256, 16, 8, true>, 256, 1, 8 * 256 * 16, d);
+    measure("256 threads, row in smem, cp.async", ln_smem<256, 0>, 256, 1, N * 2, d);
+    measure("512 threads, row in smem, cp.async", ln_smem<512, 0>, 512, 1, N * 2, d);
+    measure("1024 threads, row in smem, cp.async", ln_smem<1024, 0>, 1024, 1, N * 2, d);
+    measure("256 threads, row in smem, bulk copy", ln_smem<256, 1>, 256, 1, N * 2, d);
+    measure("512 threads, row in smem, bulk copy", ln_smem<512, 1>, 512, 1, N * 2, d);
   }
   return 0;
 }

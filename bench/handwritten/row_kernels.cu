@@ -7,15 +7,7 @@
 // main() runs the last round (the hint variants, and Inductor's loop); the other kernels are the
 // earlier rounds', kept for reference. On the device:
 //     nvcc -O3 -arch=sm_90 --use_fast_math -o /tmp/row_kernels bench/handwritten/row_kernels.cu && /tmp/row_kernels
-#include <cuda_runtime.h>
-#include <cuda_bf16.h>
-#include <cstdio>
-#include <cstdlib>
-#include <vector>
-#include <algorithm>
-#include <cmath>
-
-#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("CUDA %s at %d\n", cudaGetErrorString(e), __LINE__); exit(1);} } while (0)
+#include "common.cuh"
 
 __host__ __device__ constexpr int pow2(int w) { return w <= 1 ? 1 : 2 * pow2((w + 1) / 2); }
 
@@ -43,16 +35,6 @@ __device__ __forceinline__ float block_red(float v, float *sh) {
   float r = (lane % P) < W ? sh[lane % P] : (MAX ? -INFINITY : 0.f);
   for (int o = pow2(W) / 2; o; o >>= 1) { float u = __shfl_xor_sync(~0u, r, o); r = MAX ? fmaxf(r, u) : r + u; }
   return r;
-}
-
-__device__ __forceinline__ void unpack(uint4 u, float *f) {
-  const __nv_bfloat162 *h = reinterpret_cast<const __nv_bfloat162 *>(&u);
-  for (int i = 0; i < 4; i++) { float2 t = __bfloat1622float2(h[i]); f[2 * i] = t.x; f[2 * i + 1] = t.y; }
-}
-__device__ __forceinline__ uint4 pack(const float *f) {
-  uint4 u; __nv_bfloat162 *h = reinterpret_cast<__nv_bfloat162 *>(&u);
-  for (int i = 0; i < 4; i++) h[i] = __floats2bfloat162_rn(f[2 * i], f[2 * i + 1]);
-  return u;
 }
 
 // ---- LayerNorm fp32: T threads, V float4 per thread, N = 4*T*V ----
@@ -332,21 +314,6 @@ __global__ void __launch_bounds__(T) sm_loop(const uint4 *__restrict__ x, uint4 
 
 __global__ void copy4(const float4 *__restrict__ x, float4 *__restrict__ y, size_t n) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) y[i] = x[i];
-}
-
-template <typename F>
-float time_us(F launch, int reps = 40) {
-  cudaEvent_t a, b; CK(cudaEventCreate(&a)); CK(cudaEventCreate(&b));
-  for (int i = 0; i < 5; i++) launch();
-  CK(cudaGetLastError());
-  std::vector<float> t;
-  for (int i = 0; i < reps; i++) {
-    CK(cudaEventRecord(a)); launch(); CK(cudaEventRecord(b)); CK(cudaEventSynchronize(b));
-    float ms; CK(cudaEventElapsedTime(&ms, a, b)); t.push_back(ms * 1e3f);
-  }
-  CK(cudaGetLastError());
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
 }
 
 static double copy_GBs;
