@@ -14,6 +14,7 @@
 import torch
 
 import fusec
+from fusec.bench import rmsnorm_silu_mul, softmax_last as softmax
 
 torch.manual_seed(0)
 
@@ -22,18 +23,9 @@ def layer_norm(x, w, b):
     return torch.nn.functional.layer_norm(x, x.shape[-1:], w, b, 1e-5)
 
 
-def rmsnorm_silu_mul(x, w, up):
-    normed = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w
-    return torch.nn.functional.silu(normed) * up
-
-
 def add_rmsnorm(x, residual, w):
     h = x + residual
     return h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + 1e-6) * w, h
-
-
-def softmax(x):
-    return torch.softmax(x, dim=-1)
 
 
 def case(name, fn, shapes, dtype=torch.float32, **knobs):
