@@ -197,35 +197,6 @@ __global__ void __launch_bounds__(T) sm_touch(const uint4 *__restrict__ x, uint4
 
 // Inductor's layout: T threads, C chunks of one float4 per thread; x read in a loop for the sums and
 // again (from L1) for the output. HINTS: evict_last on the first read and on w/b, evict_first on the second.
-template <int T, int C, bool HINTS>
-__global__ void __launch_bounds__(T) ln_loop(const float4 *__restrict__ x, const float4 *__restrict__ w,
-                                             const float4 *__restrict__ b, float4 *__restrict__ y, int M) {
-  constexpr int W = T / 32, N4 = T * C;
-  __shared__ float2 sh[W];
-  const float4 *xr = x + (size_t)blockIdx.x * N4;
-  float2 s = make_float2(0.f, 0.f);
-#pragma unroll
-  for (int c = 0; c < C; c++) {
-    float4 v = HINTS ? ldh<2, 0>(xr + threadIdx.x + c * T) : xr[threadIdx.x + c * T];
-    s.x += v.x + v.y + v.z + v.w;
-    s.y += v.x * v.x + v.y * v.y + v.z * v.z + v.w * v.w;
-  }
-  s = block_sum2<W>(s, sh);
-  float mean = s.x * (1.f / (4 * N4)), rstd = rsqrtf(s.y * (1.f / (4 * N4)) - mean * mean + 1e-5f);
-#pragma unroll
-  for (int c = 0; c < C; c++) {
-    int i = threadIdx.x + c * T;
-    float4 v = HINTS ? ldh<1, 0>(xr + i) : xr[i];
-    float4 wv = HINTS ? ldh<2, 0>(w + i) : w[i], bv = HINTS ? ldh<2, 0>(b + i) : b[i];
-    float4 o;
-    o.x = (v.x - mean) * rstd * wv.x + bv.x;
-    o.y = (v.y - mean) * rstd * wv.y + bv.y;
-    o.z = (v.z - mean) * rstd * wv.z + bv.z;
-    o.w = (v.w - mean) * rstd * wv.w + bv.w;
-    y[(size_t)blockIdx.x * N4 + i] = o;
-  }
-}
-
 // ---- softmax bf16: T threads, V uint4 (8 bf16) per thread ----
 __device__ __forceinline__ uint4 ld_l2first(const uint4 *p) {
   uint4 v; unsigned long long pol;
@@ -373,19 +344,6 @@ void run_lnh(const char *name, float *x, float *w, float *b, float *y, int M, in
     if (LOOP) ln_hloop<T, C, H><<<M, T>>>((float4 *)x, (float4 *)w, (float4 *)b, (float4 *)y, M);
     else ln_hblock<T, C, H><<<M, T>>>((float4 *)x, (float4 *)w, (float4 *)b, (float4 *)y, M);
   };
-  go(); CK(cudaDeviceSynchronize());
-  double err = ln_error(y, M, N, hx, hw, hb);
-  float us = time_us(go);
-  double GBs = (2.0 * M * N * 4 + 2.0 * N * 4) / us / 1e3;
-  printf("LN fp32 %dx%d %-28s grid %6d: %8.1f us %6.0f GB/s %5.1f%% copy  err %.1e\n", M, N, name, M, us, GBs, 100 * GBs / copy_GBs, err);
-}
-
-template <int T, int C, bool H>
-void run_ln_loop(const char *name, float *x, float *w, float *b, float *y, int M, int N, const std::vector<float> &hx,
-                 const std::vector<float> &hw, const std::vector<float> &hb) {
-  if (N != 4 * T * C) return;
-  CK(cudaMemset(y, 0xff, (size_t)M * N * 4));
-  auto go = [&] { ln_loop<T, C, H><<<M, T>>>((float4 *)x, (float4 *)w, (float4 *)b, (float4 *)y, M); };
   go(); CK(cudaDeviceSynchronize());
   double err = ln_error(y, M, N, hx, hw, hb);
   float us = time_us(go);
