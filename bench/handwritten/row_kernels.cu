@@ -95,6 +95,8 @@ __device__ __forceinline__ float4 ldh(const float4 *p) {
   return v;
 }
 
+// ln_hloop is Inductor's layout: T threads, C chunks of one float4 per thread; x read in a loop for
+// the sums and again (from L1) for the output. ln_hblock reads x once, into registers.
 // H: 0 none; 1 Inductor's (first x read L1+L2 evict_last, second L1+L2 evict_first, w/b L1+L2
 // evict_last); 2 L2 only (same); 3 L1 only (same). For ln_hblock (x read once): 1 x L1+L2
 // evict_first, w/b L1+L2 evict_last; 2 L2 only; 3 x L2 evict_first only.
@@ -195,8 +197,6 @@ __global__ void __launch_bounds__(T) sm_touch(const uint4 *__restrict__ x, uint4
   }
 }
 
-// Inductor's layout: T threads, C chunks of one float4 per thread; x read in a loop for the sums and
-// again (from L1) for the output. HINTS: evict_last on the first read and on w/b, evict_first on the second.
 // ---- softmax bf16: T threads, V uint4 (8 bf16) per thread ----
 __device__ __forceinline__ uint4 ld_l2first(const uint4 *p) {
   uint4 v; unsigned long long pol;
