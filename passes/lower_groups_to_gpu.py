@@ -15,7 +15,8 @@ Three schedules, tried in this order (the first that fits the group wins):
         (`_prefetch`); lanes are folded, then `gpu.all_reduce` combines the block's threads (with
         few rows, where a kernel is its reductions' latency, `block_reduce`: one barrier). With a
         `vectors` knob that asks for more of the row per thread than `row-registers` holds, a thread
-        keeps what fits and reads the rest again for each phase (the hybrid). A row's mean and its
+        keeps what fits and reads the rest again for each phase (the hybrid), or with `row-stash`
+        keeps the rest in shared memory (`row_stash`). A row's mean and its
         variance's sum of squares (LayerNorm) take one block-wide round, not two (`row_variance`).
   row_loop  (rows longer than `row-registers` elements per thread) one block per row, threads
         striding over the row once per reduction and again for the epilogue, `row-unroll` vectors
@@ -338,7 +339,9 @@ def _row_registers(members, reductions, outputs, made, lanes, knobs):
     hybrid: the thread keeps its first `row_registers` elements in registers and reads the rest again
     for each reduction and for the epilogue (from L2: the blocks in flight hold a few MB of rows).
     Fewer threads per row with fewer registers each let two blocks share an SM where the row in
-    registers would take a whole one (a 32768-float row: 1024 threads x 32 registers of it)."""
+    registers would take a whole one (a 32768-float row: 1024 threads x 32 registers of it). With
+    the `row_stash` knob the rest is stored to shared memory before the first barrier and read from
+    there instead (`row_stash.stash`)."""
     in_map, full, rows, cols, source = _row_space(reductions[0])
     per_row = _check_row_group(reductions, outputs, in_map, full, rows)
     if lanes > 1 and (cols[-1] % lanes or in_map != ir.AffineMap.get_identity(in_map.n_dims, context=in_map.context)):
