@@ -321,13 +321,11 @@ static double softmax_error(const __nv_bfloat16 *y, int M, int N, const std::vec
   return err;
 }
 
-template <int T, int V, bool P, bool WBE>
-void run_ln(const char *name, float *x, float *w, float *b, float *y, int M, int N, int per_sm, const std::vector<float> &hx,
-            const std::vector<float> &hw, const std::vector<float> &hb) {
-  if (N != 4 * T * V) return;
-  int grid = P ? std::min(M, sms * per_sm) : M;
+// One LayerNorm variant launched by `go` on `grid` blocks: checked against float64, timed, printed.
+template <typename F>
+void report_ln(const char *name, F go, int grid, float *y, int M, int N, const std::vector<float> &hx,
+               const std::vector<float> &hw, const std::vector<float> &hb) {
   CK(cudaMemset(y, 0xff, (size_t)M * N * 4));
-  auto go = [&] { ln<T, V, P, WBE><<<grid, T>>>((float4 *)x, (float4 *)w, (float4 *)b, (float4 *)y, M); };
   go(); CK(cudaDeviceSynchronize());
   double err = ln_error(y, M, N, hx, hw, hb);
   float us = time_us(go);
@@ -335,57 +333,53 @@ void run_ln(const char *name, float *x, float *w, float *b, float *y, int M, int
   printf("LN fp32 %dx%d %-28s grid %6d: %8.1f us %6.0f GB/s %5.1f%% copy  err %.1e\n", M, N, name, grid, us, GBs, 100 * GBs / copy_GBs, err);
 }
 
+template <int T, int V, bool P, bool WBE>
+void run_ln(const char *name, float *x, float *w, float *b, float *y, int M, int N, int per_sm, const std::vector<float> &hx,
+            const std::vector<float> &hw, const std::vector<float> &hb) {
+  if (N != 4 * T * V) return;
+  int grid = P ? std::min(M, sms * per_sm) : M;
+  report_ln(name, [&] { ln<T, V, P, WBE><<<grid, T>>>((float4 *)x, (float4 *)w, (float4 *)b, (float4 *)y, M); },
+            grid, y, M, N, hx, hw, hb);
+}
+
 template <int T, int C, int H, bool LOOP>
 void run_lnh(const char *name, float *x, float *w, float *b, float *y, int M, int N, const std::vector<float> &hx,
-                 const std::vector<float> &hw, const std::vector<float> &hb) {
+             const std::vector<float> &hw, const std::vector<float> &hb) {
   if (N != 4 * T * C) return;
-  CK(cudaMemset(y, 0xff, (size_t)M * N * 4));
-  auto go = [&] {
+  report_ln(name, [&] {
     if (LOOP) ln_hloop<T, C, H><<<M, T>>>((float4 *)x, (float4 *)w, (float4 *)b, (float4 *)y, M);
     else ln_hblock<T, C, H><<<M, T>>>((float4 *)x, (float4 *)w, (float4 *)b, (float4 *)y, M);
-  };
+  }, M, y, M, N, hx, hw, hb);
+}
+
+// One softmax variant launched by `go` on `grid` blocks: checked against float64, timed, printed.
+template <typename F>
+void report_sm(const char *name, F go, int grid, __nv_bfloat16 *y, int M, int N, const std::vector<__nv_bfloat16> &hx) {
+  CK(cudaMemset(y, 0xff, (size_t)M * N * 2));
   go(); CK(cudaDeviceSynchronize());
-  double err = ln_error(y, M, N, hx, hw, hb);
+  double err = softmax_error(y, M, N, hx);
   float us = time_us(go);
-  double GBs = (2.0 * M * N * 4 + 2.0 * N * 4) / us / 1e3;
-  printf("LN fp32 %dx%d %-28s grid %6d: %8.1f us %6.0f GB/s %5.1f%% copy  err %.1e\n", M, N, name, M, us, GBs, 100 * GBs / copy_GBs, err);
+  double GBs = (2.0 * M * N * 2) / us / 1e3;
+  printf("SM bf16 %dx%d %-28s grid %6d: %8.1f us %6.0f GB/s %5.1f%% copy  err*N %.1e\n", M, N, name, grid, us, GBs, 100 * GBs / copy_GBs, err);
 }
 
 template <int T, int C, int H, bool ON>
 void run_sml(const char *name, __nv_bfloat16 *x, __nv_bfloat16 *y, int M, int N, const std::vector<__nv_bfloat16> &hx) {
   if (N != 8 * T * C) return;
-  CK(cudaMemset(y, 0xff, (size_t)M * N * 2));
-  auto go = [&] { sm_loop<T, C, H, ON><<<M, T>>>((uint4 *)x, (uint4 *)y, M); };
-  go(); CK(cudaDeviceSynchronize());
-  double err = softmax_error(y, M, N, hx);
-  float us = time_us(go);
-  double GBs = (2.0 * M * N * 2) / us / 1e3;
-  printf("SM bf16 %dx%d %-28s grid %6d: %8.1f us %6.0f GB/s %5.1f%% copy  err*N %.1e\n", M, N, name, M, us, GBs, 100 * GBs / copy_GBs, err);
+  report_sm(name, [&] { sm_loop<T, C, H, ON><<<M, T>>>((uint4 *)x, (uint4 *)y, M); }, M, y, M, N, hx);
 }
 
 template <int T, int V, int H>
 void run_smt(const char *name, __nv_bfloat16 *x, __nv_bfloat16 *y, int M, int N, const std::vector<__nv_bfloat16> &hx) {
   if (N != 8 * T * V) return;
-  CK(cudaMemset(y, 0xff, (size_t)M * N * 2));
-  auto go = [&] { sm_touch<T, V, H><<<M, T>>>((uint4 *)x, (uint4 *)y, M); };
-  go(); CK(cudaDeviceSynchronize());
-  double err = softmax_error(y, M, N, hx);
-  float us = time_us(go);
-  double GBs = (2.0 * M * N * 2) / us / 1e3;
-  printf("SM bf16 %dx%d %-28s grid %6d: %8.1f us %6.0f GB/s %5.1f%% copy  err*N %.1e\n", M, N, name, M, us, GBs, 100 * GBs / copy_GBs, err);
+  report_sm(name, [&] { sm_touch<T, V, H><<<M, T>>>((uint4 *)x, (uint4 *)y, M); }, M, y, M, N, hx);
 }
 
 template <int T, int V, bool P, bool H = false>
 void run_sm(const char *name, __nv_bfloat16 *x, __nv_bfloat16 *y, int M, int N, int per_sm, const std::vector<__nv_bfloat16> &hx) {
   if (N != 8 * T * V) return;
   int grid = P ? std::min(M, sms * per_sm) : M;
-  CK(cudaMemset(y, 0xff, (size_t)M * N * 2));
-  auto go = [&] { softmax<T, V, P, H><<<grid, T>>>((uint4 *)x, (uint4 *)y, M); };
-  go(); CK(cudaDeviceSynchronize());
-  double err = softmax_error(y, M, N, hx);
-  float us = time_us(go);
-  double GBs = (2.0 * M * N * 2) / us / 1e3;
-  printf("SM bf16 %dx%d %-28s grid %6d: %8.1f us %6.0f GB/s %5.1f%% copy  err*N %.1e\n", M, N, name, grid, us, GBs, 100 * GBs / copy_GBs, err);
+  report_sm(name, [&] { softmax<T, V, P, H><<<grid, T>>>((uint4 *)x, (uint4 *)y, M); }, grid, y, M, N, hx);
 }
 
 int main() {
