@@ -204,8 +204,6 @@ def _describe(body, **schedule) -> None:
     """Record the schedule a kernel got on its gpu.launch (`fusec.schedule`): `--emit schedule`
     prints it, and `--schedule FILE` can change it."""
     def attr(v):
-        if isinstance(v, ir.Attribute):
-            return v
         if isinstance(v, bool):
             return ir.BoolAttr.get(v)
         if isinstance(v, int):
@@ -371,15 +369,11 @@ def _row_registers(members, reductions, outputs, made, lanes, knobs):
         written = [b for b, _ in outputs]
 
         def stash():  # the slots past the registers to shared memory, before a barrier (`row_stash`)
-            if knobs["row_stash"] and threads > row_stash.WARP:
+            if knobs["row_stash"]:
                 row_stash.stash(kernel, stash_at, len(row), written, tx, threads, body)
 
         variances = row_variance.match(reductions, math.prod(cols)) if knobs["one_round_variance"] else {}
         means = {z1: z2 for z2, z1 in variances.items()}
-        _describe(body, schedule="row_registers", rows=_static_or_dynamic(n_rows), row_length=math.prod(cols), threads=threads,
-                  lanes=lanes, vectors_per_thread=per_thread, prefetch=bool(prefetched),
-                  **({"vectors_in_registers": held} if reread else {}),
-                  **({"variance": "one round (Chan)"} if variances else {}))
         for i, z in enumerate(reductions):
             if z in variances:  # computed with its mean, below
                 continue
@@ -402,10 +396,11 @@ def _row_registers(members, reductions, outputs, made, lanes, knobs):
                                                       for b, w in row_outputs], index)
         _store_row_values(kernel, tx, row, rows, cols, outputs, row_outputs, per_row)
         gpu.TerminatorOp()
-    if kernel.stash_bytes:
-        described = ir.DictAttr(body.owner.attributes["fusec.schedule"])
-        _describe(body, **{described[i].name: described[i].attr for i in range(len(described))},
-                  stash_bytes=kernel.stash_bytes)
+    _describe(body, schedule="row_registers", rows=_static_or_dynamic(n_rows), row_length=math.prod(cols), threads=threads,
+              lanes=lanes, vectors_per_thread=per_thread, prefetch=bool(prefetched),
+              **({"vectors_in_registers": held} if reread else {}),
+              **({"stash_bytes": kernel.stash_bytes} if kernel.stash_bytes else {}),
+              **({"variance": "one round (Chan)"} if variances else {}))
 
 
 def _forget(kernel, columns) -> None:

@@ -37,7 +37,9 @@ def stash(kernel, columns: dict, n_row: int, written: list, tx, threads: int, bo
     `columns` maps (a slot's column indices -> its stash position, 0 for the first slot past the
     registers) that are not stashed yet; the kernel's later loads of them read shared memory.
     `n_row` is the number of row indices that come before the columns in an index; `written`, the
-    buffers the kernel stores to, are never stashed."""
+    buffers the kernel stores to, are never stashed. A row of one warp is not stashed (no barrier)."""
+    if threads <= WARP:
+        return
     for key, value in list(kernel.cache.items()):
         operand, index, lanes = key
         if key in kernel.stashed or not isinstance(operand, ir.Value) or not isinstance(operand.type, ir.MemRefType) \
@@ -46,7 +48,7 @@ def stash(kernel, columns: dict, n_row: int, written: list, tx, threads: int, bo
         position = columns.get(index[n_row:])
         if position is None or ir.MemRefType(operand.type).memory_space is not None:
             continue
-        buffer = _buffer(kernel, operand, lanes, len(set(columns.values())), threads, body)
+        buffer = _buffer(kernel, operand, lanes, len(columns), threads, body)
         if buffer is None:
             continue
         offset = arith.AddIOp(tx, const(position * threads)).result if position else tx
