@@ -17,8 +17,8 @@ import sys
 
 import torch
 
-from fusec.bench import (DTYPES, LARGE_SHAPES, check_outputs, compile_entry, device_copy_GBs, gpu_time_us,
-                         reference, suite_entries, warm_up)
+from fusec.bench import (DTYPES, LARGE_SHAPES, calls_per_replay, check_outputs, compile_entry, device_copy_GBs,
+                         gpu_time_us, reference, suite_entries, warm_up)
 
 
 def _variant(text: str) -> dict:
@@ -45,8 +45,8 @@ def sweep_entry(entry, variants, copy_GBs: float, repeat: int) -> list[dict]:
                 eager = model.to("cuda") if isinstance(model, torch.nn.Module) else model
                 ref = reference(eager, inputs)
             check_outputs(compiled(*inputs), ref)
-            warm_up(lambda: compiled(*inputs), 1)  # a first timing can run slow
-            us, _ = gpu_time_us(lambda: compiled(*inputs), repeat, 1)
+            warm_up(lambda: compiled(*inputs), calls_per_replay(False))  # a first timing can run slow
+            us, _ = gpu_time_us(lambda: compiled(*inputs), repeat, calls_per_replay(False))
             step = compiled.manifest["steps"][0]
             row.update(us=us, pct_copy=100 * entry.bytes / us / 1e3 / copy_GBs, grid=step["grid"], block=step["block"])
         except Exception as err:  # noqa: BLE001 - one variant failing is a result, not the end

@@ -38,7 +38,7 @@ from concurrent.futures.process import BrokenProcessPool
 
 import torch
 
-from fusec.bench import (DTYPES, LARGE_SHAPES, LATENCY_CALLS, LATENCY_SHAPES, _count, _one_line, _shapes,
+from fusec.bench import (DTYPES, LARGE_SHAPES, LATENCY_SHAPES, _count, calls_per_replay, _one_line, _shapes,
                          build_entry, check_outputs, find_entry, reference, suite_entries)
 from fusec.diagnostics import FusecError
 
@@ -115,7 +115,7 @@ class Timer:
         try:
             fn = CompiledModel(comp, self.parameters)
             check_outputs(fn(*self.inputs), self.ref)
-            return time_call(fn, self.inputs, self.repeat, LATENCY_CALLS if self.entry.latency else 1)
+            return time_call(fn, self.inputs, self.repeat, calls_per_replay(self.entry.latency))
         except Exception as err:  # noqa: BLE001 - a wrong or failing schedule is not a candidate
             self.log(f"{self.name}: group {gid}: {json.dumps(knobs) if knobs else 'the heuristic'} rejected: "
                      f"{_one_line(err)}")

@@ -260,7 +260,7 @@ def _gpu_timer(spec, repeat: int):
     import torch
 
     from . import CompiledModel
-    from .bench import LATENCY_CALLS, MIN_WORKING_SET
+    from .bench import MIN_WORKING_SET, calls_per_replay
 
     if not torch.cuda.is_available():
         raise FusecError("fusec tune measures on a CUDA GPU, and none is available")
@@ -268,7 +268,7 @@ def _gpu_timer(spec, repeat: int):
     # As in fusec bench: a working set that stays in L2 is timed over many calls per graph replay,
     # so that the replay's own launch cost does not drown the kernels.
     small = sum(t.nbytes for t in inputs) + sum(t.nbytes for _, t in spec.parameters) < MIN_WORKING_SET
-    calls = LATENCY_CALLS if small else 1
+    calls = calls_per_replay(small)
 
     def time_it(comp, gid, knobs) -> float:
         return time_call(CompiledModel(comp, spec.parameters), inputs, repeat, calls)
