@@ -5,6 +5,7 @@
 #include <cuda_bf16.h>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 #include <algorithm>
 #include <cmath>
