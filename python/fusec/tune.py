@@ -265,8 +265,8 @@ def _gpu_timer(spec, repeat: int):
     if not torch.cuda.is_available():
         raise FusecError("fusec tune measures on a CUDA GPU, and none is available")
     inputs = tuple(t.cuda() for t in spec.example_inputs)
-    # As in fusec bench: a working set that stays in L2 is timed over many calls per graph replay,
-    # so that the replay's own launch cost does not drown the kernels.
+    # As in fusec bench: every replay holds several calls (more for a working set that stays in
+    # L2), so that the replay's own cost on the GPU, about 2 us, does not count as the kernels'.
     small = sum(t.nbytes for t in inputs) + sum(t.nbytes for _, t in spec.parameters) < MIN_WORKING_SET
     calls = calls_per_replay(small)
 
