@@ -53,12 +53,32 @@ __device__ __forceinline__ float2 block_sum2(float2 v, float2 *sh, float2 *total
   return *total;
 }
 
+// Adds the eight values of `u` and their squares to `s`.
+__device__ __forceinline__ void add_moments(uint4 u, float2 &s) {
+  float f[8]; unpack(u, f);
+  for (int k = 0; k < 8; k++) { s.x += f[k]; s.y += f[k] * f[k]; }
+}
+
+// (mean, 1 / standard deviation) of a row of N from its (sum, sum of squares).
+__device__ __forceinline__ float2 mean_rstd(float2 s) {
+  constexpr float INV_N = 1.f / N;
+  float mean = s.x * INV_N;
+  return make_float2(mean, rsqrtf(fmaxf(s.y * INV_N - mean * mean, 0.f) + 1e-5f));
+}
+
+// LayerNorm of the eight values of `u`: (x - mean) * rstd * w + b, back in bf16.
+__device__ __forceinline__ uint4 normalize(uint4 u, uint4 w, uint4 b, float2 m) {
+  float f[8], fw[8], fb[8];
+  unpack(u, f); unpack(w, fw); unpack(b, fb);
+  for (int k = 0; k < 8; k++) f[k] = (f[k] - m.x) * m.y * fw[k] + fb[k];
+  return pack(f);
+}
+
 // A row of CL*T*V uint4 (8 bf16 each); CTA `rank` of the row's cluster holds T*V of them, V a thread.
 template <int T, int V, int CL, bool HINT>
 __global__ void __launch_bounds__(T) ln(const uint4 *__restrict__ x, const uint4 *__restrict__ w,
                                         const uint4 *__restrict__ b, uint4 *__restrict__ y, int M) {
   constexpr int W = T / 32, NV = CL * T * V;
-  constexpr float INV_N = 1.f / (NV * 8);
   static_assert(NV * 8 == N, "the variant covers one row");
   __shared__ float2 sh[W];
   __shared__ float2 total;
@@ -70,24 +90,16 @@ __global__ void __launch_bounds__(T) ln(const uint4 *__restrict__ x, const uint4
   uint4 v[V];
   for (int j = 0; j < V; j++) v[j] = HINT ? ld_hint(x + base + j * T, policy) : x[base + j * T];
   float2 s = make_float2(0.f, 0.f);
-  for (int j = 0; j < V; j++) {
-    float f[8]; unpack(v[j], f);
-    for (int i = 0; i < 8; i++) { s.x += f[i]; s.y += f[i] * f[i]; }
-  }
+  for (int j = 0; j < V; j++) add_moments(v[j], s);
   s = block_sum2<W>(s, sh, &total, CL > 1);
   if (CL > 1) {
     for (unsigned r = 0; r < CL; r++)
       if (r != rank) { float2 p = ld_peer(&total, r); s.x += p.x; s.y += p.y; }
     cluster_arrive();  // this CTA is done reading its peers: they may exit once all have said so
   }
-  float mean = s.x * INV_N, rstd = rsqrtf(fmaxf(s.y * INV_N - mean * mean, 0.f) + 1e-5f);
+  float2 m = mean_rstd(s);
   size_t col = rank * T * V + threadIdx.x;
-  for (int j = 0; j < V; j++) {
-    float f[8], fw[8], fb[8];
-    unpack(v[j], f); unpack(w[col + j * T], fw); unpack(b[col + j * T], fb);
-    for (int i = 0; i < 8; i++) f[i] = (f[i] - mean) * rstd * fw[i] + fb[i];
-    y[base + j * T] = pack(f);
-  }
+  for (int j = 0; j < V; j++) y[base + j * T] = normalize(v[j], w[col + j * T], b[col + j * T], m);
   if (CL > 1) cluster_wait();
 }
 
@@ -100,7 +112,6 @@ template <int T, int COPY>
 __global__ void __launch_bounds__(T) ln_smem(const uint4 *__restrict__ x, const uint4 *__restrict__ w,
                                              const uint4 *__restrict__ b, uint4 *__restrict__ y, int M) {
   constexpr int W = T / 32, NV = N / 8;
-  constexpr float INV_N = 1.f / N;
   extern __shared__ uint4 srow[];
   __shared__ float2 sh[W];
   __shared__ float2 total;
@@ -128,18 +139,10 @@ __global__ void __launch_bounds__(T) ln_smem(const uint4 *__restrict__ x, const 
     asm volatile("{\n.reg .pred p;\nWAIT:\nmbarrier.try_wait.parity.shared.b64 p, [%0], 0;\n@!p bra WAIT;\n}" :: "r"(mb) : "memory");
   }
   float2 s = make_float2(0.f, 0.f);
-  for (int i = threadIdx.x; i < NV; i += T) {
-    float f[8]; unpack(srow[i], f);
-    for (int k = 0; k < 8; k++) { s.x += f[k]; s.y += f[k] * f[k]; }
-  }
+  for (int i = threadIdx.x; i < NV; i += T) add_moments(srow[i], s);
   s = block_sum2<W>(s, sh, &total, false);
-  float mean = s.x * INV_N, rstd = rsqrtf(fmaxf(s.y * INV_N - mean * mean, 0.f) + 1e-5f);
-  for (int i = threadIdx.x; i < NV; i += T) {
-    float f[8], fw[8], fb[8];
-    unpack(srow[i], f); unpack(w[i], fw); unpack(b[i], fb);
-    for (int k = 0; k < 8; k++) f[k] = (f[k] - mean) * rstd * fw[k] + fb[k];
-    y[base + i] = pack(f);
-  }
+  float2 m = mean_rstd(s);
+  for (int i = threadIdx.x; i < NV; i += T) y[base + i] = normalize(srow[i], w[i], b[i], m);
 }
 
 // fusec's hybrid: V vectors a thread, the first H kept in registers; the rest read again from L2
@@ -149,7 +152,6 @@ template <int T, int V, int H, bool SMEM>
 __global__ void __launch_bounds__(T) ln_hybrid(const uint4 *__restrict__ x, const uint4 *__restrict__ w,
                                                const uint4 *__restrict__ b, uint4 *__restrict__ y, int M) {
   constexpr int W = T / 32, NV = T * V;
-  constexpr float INV_N = 1.f / N;
   static_assert(NV * 8 == N, "one row");
   extern __shared__ uint4 stash[];
   __shared__ float2 sh[W];
@@ -161,18 +163,13 @@ __global__ void __launch_bounds__(T) ln_hybrid(const uint4 *__restrict__ x, cons
     uint4 u = x[base + j * T];
     if (j < H) v[j < H ? j : 0] = u;
     else if (SMEM) stash[(j - H) * T + threadIdx.x] = u;
-    float f[8]; unpack(u, f);
-    for (int k = 0; k < 8; k++) { s.x += f[k]; s.y += f[k] * f[k]; }
+    add_moments(u, s);
   }
   s = block_sum2<W>(s, sh, &total, false);
-  float mean = s.x * INV_N, rstd = rsqrtf(fmaxf(s.y * INV_N - mean * mean, 0.f) + 1e-5f);
-  for (int j = 0; j < V; j++) {
-    float f[8], fw[8], fb[8];
-    unpack(j < H ? v[j < H ? j : 0] : SMEM ? stash[(j - H) * T + threadIdx.x] : x[base + j * T], f);
-    unpack(w[threadIdx.x + j * T], fw); unpack(b[threadIdx.x + j * T], fb);
-    for (int k = 0; k < 8; k++) f[k] = (f[k] - mean) * rstd * fw[k] + fb[k];
-    y[base + j * T] = pack(f);
-  }
+  float2 m = mean_rstd(s);
+  for (int j = 0; j < V; j++)
+    y[base + j * T] = normalize(j < H ? v[j < H ? j : 0] : SMEM ? stash[(j - H) * T + threadIdx.x] : x[base + j * T],
+                                w[threadIdx.x + j * T], b[threadIdx.x + j * T], m);
 }
 
 // Persistent rows: gridDim.x CTAs (two an SM) loop over the rows, half of each row in registers and
@@ -184,7 +181,6 @@ template <int T, int V, int H, bool PREFETCH>
 __global__ void __launch_bounds__(T, 2) ln_persistent(const uint4 *__restrict__ x, const uint4 *__restrict__ w,
                                                       const uint4 *__restrict__ b, uint4 *__restrict__ y, int M) {
   constexpr int W = T / 32, NV = T * V;
-  constexpr float INV_N = 1.f / N;
   static_assert(NV * 8 == N, "one row");
   extern __shared__ uint4 stash[];
   __shared__ float2 sh[W];
@@ -207,19 +203,13 @@ __global__ void __launch_bounds__(T, 2) ln_persistent(const uint4 *__restrict__ 
     asm volatile("mov.u32 %0, 0;" : "=r"(opaque));
     asm volatile("cp.async.wait_all;" ::: "memory");
     float2 s = make_float2(0.f, 0.f);
-    for (int j = 0; j < V; j++) {
-      float f[8]; unpack(j < H ? v[j < H ? j : 0] : stash[(j - H) * T + threadIdx.x], f);
-      for (int k = 0; k < 8; k++) { s.x += f[k]; s.y += f[k] * f[k]; }
-    }
+    for (int j = 0; j < V; j++) add_moments(j < H ? v[j < H ? j : 0] : stash[(j - H) * T + threadIdx.x], s);
     s = block_sum2<W>(s, sh, &total, false);
-    float mean = s.x * INV_N, rstd = rsqrtf(fmaxf(s.y * INV_N - mean * mean, 0.f) + 1e-5f);
+    float2 m = mean_rstd(s);
     for (int j = 0; j < V; j++) {
-      float f[8], fw[8], fb[8];
-      unpack(j < H ? v[j < H ? j : 0] : stash[(j - H) * T + threadIdx.x], f);
+      uint4 u = j < H ? v[j < H ? j : 0] : stash[(j - H) * T + threadIdx.x];
       if (PREFETCH && more && j < H) { FETCH(j, next); }
-      unpack(w[opaque + threadIdx.x + j * T], fw); unpack(b[opaque + threadIdx.x + j * T], fb);
-      for (int k = 0; k < 8; k++) f[k] = (f[k] - mean) * rstd * fw[k] + fb[k];
-      y[base + j * T] = pack(f);
+      y[base + j * T] = normalize(u, w[opaque + threadIdx.x + j * T], b[opaque + threadIdx.x + j * T], m);
       if (PREFETCH && more && j >= H) { FETCH(j, next); }  // after the slot's value is used
     }
     if (!PREFETCH && more)
