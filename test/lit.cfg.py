@@ -69,6 +69,7 @@ config.substitutions.append((tool_pattern("fusec"), find_tool("fusec")))
 config.substitutions.append((tool_pattern("FileCheck"), find_tool("filecheck")))
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%examples", os.path.join(config.fusec_src_root, "examples")))
+config.substitutions.append(("%fusec_src_root", config.fusec_src_root))
 
 
 def probe():
