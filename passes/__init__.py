@@ -1,7 +1,8 @@
 """fusec's own passes: one file per pass, named by its flag, registered in `REGISTRY`.
 
 Each pass module defines FLAG, SUMMARY, a module docstring (its description, with a before/after
-example), optionally OPTIONS ({name: (default, help)}), and `run(op, pass_, **options)`, the body of
+example), optionally OPTIONS ({name: (default, help)}; a pass whose options are compile knobs takes them
+from the knob table, `fusec.knobs.pass_option_table(FLAG)`), and `run(op, pass_, **options)`, the body of
 an MLIR pass written in Python. `fusec-opt --help` prints this table; `fusec.pipeline` adds these
 passes to a PassManager by flag, with options written as upstream passes take them:
 `fusec-form-groups{fusion=elementwise max-registers=64}`.
@@ -47,13 +48,14 @@ def lookup(flag: str) -> PassInfo | None:
 
 
 def parse_element(element: str):
-    """`flag` or `flag{a=1 b=x}` -> (PassInfo, {option: value}) for a fusec pass, else None.
+    """`flag` or `flag{a=1 b=x}` -> (PassInfo, {option: value}) for a fusec pass, else None: every
+    option the pass has, its default where the element does not set it (a pass's `run` takes them all).
     Raises ValueError for an unknown option or a value of the wrong type."""
     flag, _, rest = element.partition("{")
     info = lookup(flag.strip())
     if info is None:
         return None
-    options = {}
+    options = {name.replace("-", "_"): default for name, (default, _) in info.options.items()}
     for item in rest.rstrip("}").split():
         name, eq, value = item.partition("=")
         if name not in info.options or not eq:

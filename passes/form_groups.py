@@ -22,19 +22,16 @@ After:
 
 from __future__ import annotations
 
-from fusec.fusion.cost_model import FUSION_MODES, FusionPolicy, Operand, OpNode, form_groups
+from fusec.fusion.cost_model import FusionPolicy, Operand, OpNode, form_groups
 from fusec.dialects.fusec_dialect import type_runs
+from fusec.knobs import pass_option_table
 from fusec.mlir import ir
 
 from .classify_ops import classify, full_input, indexing_maps
 
 FLAG = "fusec-form-groups"
 SUMMARY = "Group linalg ops into fusec.group kernels with the fusion cost model"
-OPTIONS = {
-    "fusion": ("full", f"which fusions are allowed: {' | '.join(FUSION_MODES)}"),
-    "max-registers": (128, "rule 6: the estimated registers per thread a group may use"),
-    "recompute-budget": (16, "rule 5: extra ops per element a recompute may cost"),
-}
+OPTIONS = pass_option_table(FLAG)  # fusion, max-registers, recompute-budget (fusec.knobs)
 
 _ELEMENT_BYTES = {"f64": 8, "f32": 4, "f16": 2, "bf16": 2, "i64": 8, "i32": 4, "i16": 2, "i8": 1, "i1": 1,
                   "index": 8}
@@ -171,7 +168,7 @@ def _topological_units(groups, nodes):
     return order
 
 
-def run(module_op, pass_, fusion: str = "full", max_registers: int = 128, recompute_budget: int = 16) -> None:
+def run(module_op, pass_, fusion: str, max_registers: int, recompute_budget: int) -> None:
     try:
         policy = FusionPolicy(fusion, max_registers, recompute_budget)
     except ValueError as err:

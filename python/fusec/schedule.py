@@ -1,9 +1,9 @@
 """Schedules as data: what `--emit schedule` prints and `--schedule FILE` reads.
 
 The algorithm (what each kernel computes) is fixed by the fusion decisions; its schedule (how the
-GPU's threads share the work) is chosen by `--fusec-lower-groups-to-gpu` from eight knobs: the
-compile options `threads_per_block`, `row_registers`, `row_prefetch`, `row_unroll`, `vectors`,
-`read_only_cache`, `l2_evict_last` and `row_stash`.
+GPU's threads share the work) is chosen by `--fusec-lower-groups-to-gpu` from the schedule knobs of
+`fusec.knobs` (`schedule=True`: `threads_per_block`, `row_registers`, `row_prefetch`, `row_unroll`,
+`vectors`, `read_only_cache`, `l2_evict_last` and `row_stash`).
 The knobs can also be set per kernel: the kernel's fusion group id, then the knob. `--emit schedule` prints
 
     {"kernels": [
@@ -23,40 +23,22 @@ from __future__ import annotations
 import json
 
 from .diagnostics import FusecError
+from .knobs import SCHEDULE_KNOBS, check_value, knob
 
 __all__ = ["KNOBS", "READ_ONLY_CACHE", "parse_overrides", "format_overrides", "default_knobs", "overrides_from_document", "load_schedule_file", "launch_schedules",
            "describe_kernels", "format_document"]
 
-# knob -> (type, check, what it means)
-KNOBS = {
-    "threads_per_block": (int, lambda v: 32 <= v <= 1024 and v % 32 == 0, "a multiple of 32 in [32, 1024]"),
-    "row_registers": (int, lambda v: 0 <= v <= 128, "in [0, 128]"),
-    "row_prefetch": (bool, lambda v: True, "true or false"),
-    "row_unroll": (int, lambda v: 1 <= v <= 16, "in [1, 16]"),
-    "vectors": (int, lambda v: 0 <= v <= 16, "in [0, 16] (0: the heuristic)"),
-    # Which of a kernel's inputs it reads through the read-only data cache (ld.global.nc): none,
-    # the inputs smaller than its output (weights, biases: read by every row), or every input.
-    "read_only_cache": (str, lambda v: v in READ_ONLY_CACHE, "off, weights or inputs"),
-    # Whether the kernel loads its rows (the inputs as large as its output) with an L2 evict_last
-    # cache policy (passes/l2_evict_last.py).
-    "l2_evict_last": (bool, lambda v: True, "true or false"),
-    # Whether a hybrid row kernel (`vectors` past `row_registers`) keeps the rest of its row in
-    # shared memory instead of reading it again from memory (passes/row_stash.py).
-    "row_stash": (bool, lambda v: True, "true or false"),
-}
-READ_ONLY_CACHE = ("off", "weights", "inputs")
+# The knobs a kernel can set for itself (fusec.knobs: those with schedule=True), in table order.
+KNOBS = SCHEDULE_KNOBS
+READ_ONLY_CACHE = knob("read_only_cache").values.words
 
 
 def _check_knob(name: str, value, where: str):
-    if name not in KNOBS:
-        raise ValueError(f"{where}: unknown knob '{name}' (knobs: {', '.join(KNOBS)})")
-    kind, ok, meaning = KNOBS[name]
-    if kind is bool and not isinstance(value, bool) or kind is int and (isinstance(value, bool) or
-                                                                       not isinstance(value, int)) \
-            or kind is str and not isinstance(value, str):
-        raise ValueError(f"{where}: {name} must be {meaning}, not {value!r}")
-    if not ok(value):
-        raise ValueError(f"{where}: {name} must be {meaning}, not {value!r}")
+    if name not in SCHEDULE_KNOBS:
+        raise ValueError(f"{where}: unknown knob '{name}' (knobs: {', '.join(SCHEDULE_KNOBS)})")
+    why = check_value(knob(name), value)
+    if why:
+        raise ValueError(f"{where}: {name} {why}")
     return value
 
 
@@ -65,13 +47,13 @@ def parse_overrides(text: str) -> dict[int, dict]:
     overrides: dict[int, dict] = {}
     for item in filter(None, (t.strip() for t in text.split(","))):
         target, eq, value = item.partition("=")
-        group, dot, knob = target.partition(".")
+        group, dot, name = target.partition(".")
         if not (eq and dot and group.isdigit()):
             raise ValueError(f"schedule entry '{item}' is not GROUP.KNOB=VALUE")
-        kind = KNOBS.get(knob, (int,))[0]
+        kind = knob(name).values.kind if name in SCHEDULE_KNOBS else int
         if kind is bool:
             if value not in ("0", "1", "true", "false"):
-                raise ValueError(f"schedule entry '{item}': {knob} takes 0 or 1")
+                raise ValueError(f"schedule entry '{item}': {name} takes 0 or 1")
             parsed = value in ("1", "true")
         elif kind is str:
             parsed = value
@@ -79,8 +61,8 @@ def parse_overrides(text: str) -> dict[int, dict]:
             try:
                 parsed = int(value)
             except ValueError:
-                raise ValueError(f"schedule entry '{item}': {knob} takes an integer") from None
-        overrides.setdefault(int(group), {})[knob] = _check_knob(knob, parsed, f"schedule entry '{item}'")
+                raise ValueError(f"schedule entry '{item}': {name} takes an integer") from None
+        overrides.setdefault(int(group), {})[name] = _check_knob(name, parsed, f"schedule entry '{item}'")
     return overrides
 
 
@@ -92,7 +74,7 @@ def format_overrides(items) -> str:
 
 def default_knobs(options) -> dict:
     """The knobs every kernel gets from `options` unless its group is overridden."""
-    return {name: getattr(options, name) for name in KNOBS}
+    return {name: getattr(options, name) for name in SCHEDULE_KNOBS}
 
 
 def overrides_from_document(doc, source: str) -> str:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable
 
+from .knobs import FORM, LOWER, pass_options
 from .options import CompileOptions
 
 __all__ = ["Stage", "STAGES", "STAGE_NAMES", "stages_for", "stage_names"]
@@ -45,17 +46,14 @@ class Stage:
 def _fuse(o: CompileOptions) -> list[str]:
     return ["fusec-narrow-f64", "fusec-erase-unused-results", "fusec-fold-unit-reshapes", "canonicalize", "cse",
             "fusec-hoist-parallel-dims", "fusec-classify-ops",
-            f"fusec-form-groups{{fusion={o.fusion} max-registers={o.max_registers}}}"]
+            pass_options(o, FORM)]
 
 
 def _bufferize_and_map(o: CompileOptions) -> list[str]:
     return [
         "fusec-dissolve-groups",
         "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}",
-        f"fusec-lower-groups-to-gpu{{threads-per-block={o.threads_per_block} row-registers={o.row_registers} "
-        f"row-prefetch={int(o.row_prefetch)} row-unroll={o.row_unroll} vectors={o.vectors} "
-        f"read-only-cache={o.read_only_cache} l2-evict-last={int(o.l2_evict_last)} row-stash={int(o.row_stash)}"
-        + (f" schedule={o.schedule}" if o.schedule else "") + "}",
+        pass_options(o, LOWER),
         "fusec-one-plus-tanh",
         "fusec-fast-math-16bit",
         "fusec-fast-divide-f32",

@@ -21,9 +21,11 @@ from __future__ import annotations
 import dataclasses
 import math
 
+from fusec.knobs import knob
+
 __all__ = ["OpNode", "Operand", "Group", "Decision", "FusionPolicy", "form_groups", "FUSION_MODES"]
 
-FUSION_MODES = ("none", "elementwise", "full")
+FUSION_MODES = knob("fusion").values.words  # none | elementwise | full
 POINTWISE_KINDS = ("pointwise", "broadcast")
 
 
@@ -89,9 +91,9 @@ class Decision:
 
 @dataclasses.dataclass(frozen=True)
 class FusionPolicy:
-    mode: str = "full"  # none | elementwise | full
-    max_registers: int = 128  # rule 6: estimated registers per thread a group may use
-    recompute_budget: int = 16  # rule 5: extra arithmetic per element a recompute may cost
+    mode: str = knob("fusion").default  # none | elementwise | full
+    max_registers: int = knob("max_registers").default  # rule 6: estimated registers per thread a group may use
+    recompute_budget: int = knob("recompute_budget").default  # rule 5: extra arithmetic per element a recompute may cost
 
     def __post_init__(self):
         if self.mode not in FUSION_MODES:

@@ -1,0 +1,176 @@
+"""Every knob of a compile, in one table: its name, type, default, allowed values, help and who reads it.
+
+Everything else is derived from this table:
+  - `CompileOptions` (fusec.options): one field per knob, checked against its values;
+  - the pass pipeline's option strings (fusec.stages: `pass_options(options, FLAG)`);
+  - the pass options (`OPTIONS` of the pass that reads a knob: `pass_option_table(FLAG)`);
+  - the command-line flags (fusec.commands.args: a knob with a `flag` is a `fusec` option);
+  - the per-kernel schedule knobs (`schedule=True`: `--emit schedule`, `--schedule FILE`, the tuner).
+
+Adding a knob is one row here and the code that uses it. A knob read by a pass reaches it under its
+name with dashes (`row_stash` -> `row-stash=1`), as upstream MLIR passes take their options.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+__all__ = ["Knob", "Range", "Choice", "Flag", "Text", "KNOBS", "SCHEDULE_KNOBS", "knob", "pass_option_name",
+           "pass_option_table", "pass_options", "check_value"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Range:
+    """An integer in [low, high], a multiple of `multiple`."""
+    low: int
+    high: int
+    multiple: int = 1
+    note: str = ""  # what a value means, said after the range: " (0: the heuristic)"
+    kind = int
+
+    @property
+    def meaning(self) -> str:
+        of = f"a multiple of {self.multiple} " if self.multiple > 1 else ""
+        return f"{of}in [{self.low}, {self.high}]{self.note}"
+
+    def accepts(self, value) -> bool:
+        return self.low <= value <= self.high and value % self.multiple == 0
+
+
+@dataclasses.dataclass(frozen=True)
+class Choice:
+    """One of a few words."""
+    words: tuple
+    kind = str
+
+    @property
+    def meaning(self) -> str:
+        return ", ".join(self.words[:-1]) + " or " + self.words[-1]
+
+    def accepts(self, value) -> bool:
+        return value in self.words
+
+
+@dataclasses.dataclass(frozen=True)
+class Flag:
+    """True or false."""
+    kind = bool
+    meaning = "true or false"
+
+    def accepts(self, value) -> bool:
+        return True
+
+
+@dataclasses.dataclass(frozen=True)
+class Text:
+    """Any string; fusec.options checks the ones with rules of their own (an architecture, PTX features)."""
+    kind = str
+    meaning = "a string"
+
+    def accepts(self, value) -> bool:
+        return True
+
+
+LOWER = "fusec-lower-groups-to-gpu"
+FORM = "fusec-form-groups"
+
+
+@dataclasses.dataclass(frozen=True)
+class Knob:
+    name: str
+    default: object
+    values: Range | Choice | Flag | Text
+    help: str
+    reads: str  # who reads it: a pass flag, "driver" (the stage table), "frontend", "nvptx" (the back end)
+    schedule: bool = False  # settable per kernel: --emit schedule, --schedule FILE, fusec tune
+    flag: str | None = None  # its `fusec` command-line flag, if it has one
+    label: str | None = None  # how an error names it (default: its name)
+
+    @property
+    def said(self) -> str:
+        return self.label or self.name
+
+
+KNOBS: tuple[Knob, ...] = (
+    Knob("target", "cuda", Choice(("cuda", "cpu")), "cuda: PTX for NVIDIA GPUs; cpu: the reference target, "
+         "through MLIR's ExecutionEngine, for checking numerics without a GPU", "driver", label="--target"),
+    Knob("arch", "sm_90", Text(), "NVPTX target (compute capability)", "nvptx"),
+    Knob("ptx_features", "+ptx80", Text(), "PTX ISA version the module is written for", "nvptx"),
+    Knob("threads_per_block", 256, Range(32, 1024, 32), "threads per block (rows use fewer when rows are short)",
+         LOWER, schedule=True, flag="--threads-per-block"),
+    Knob("opt_level", 3, Range(0, 3), "LLVM optimisation level for the NVPTX back end", "nvptx"),
+    Knob("upcast_low_precision", True, Flag(), "compute bf16/fp16 models in fp32, as PyTorch's kernels do",
+         "frontend"),
+    Knob("fusion", "full", Choice(("none", "elementwise", "full")), "none: one kernel per op, as eager; "
+         "elementwise: pointwise chains only; full: the cost model's groups", FORM, flag="--fusion",
+         label="--fusion"),
+    Knob("max_registers", 128, Range(16, 255), "rule 6: the estimated registers per thread a group may use",
+         FORM, flag="--max-registers", label="--max-registers"),
+    Knob("recompute_budget", 16, Range(0, 1024), "rule 5: extra ops per element a recompute may cost", FORM),
+    Knob("row_registers", 32, Range(0, 128), "most elements of a row one thread keeps in registers per input; "
+         "longer rows loop over memory (0: always loop)", LOWER, schedule=True),
+    Knob("row_prefetch", True, Flag(), "load the epilogue's inputs before the row's reductions, when registers "
+         "allow", LOWER, schedule=True),
+    Knob("row_unroll", 4, Range(1, 16), "vectors per thread each trip of a row loop handles (loads in flight per "
+         "thread)", LOWER, schedule=True),
+    Knob("vectors", 0, Range(0, 16, note=" (0: the heuristic)"), "vectors each thread handles: in a row_registers "
+         "kernel the vectors of the row it holds, which sets the threads per row; in a flat kernel the vectors it "
+         "loads together (0: the heuristic: `row_threads`, and 1 for flat kernels)", LOWER, schedule=True),
+    Knob("read_only_cache", "off", Choice(("off", "weights", "inputs")), "which inputs the kernel reads through "
+         "the read-only data cache (ld.global.nc): off, weights (inputs smaller than its output: read by every "
+         "row) or inputs (every input); their loads get `fusec.read_only`, which --fusec-read-only-arguments "
+         "turns into the kernel's argument attributes", LOWER, schedule=True),
+    Knob("l2_evict_last", False, Flag(), "load the inputs as large as the kernel's output (its rows) with an L2 "
+         "evict_last cache policy; their loads get `fusec.l2_evict_last`, which --fusec-l2-evict-last writes as "
+         "PTX", LOWER, schedule=True),
+    Knob("row_stash", False, Flag(), "a hybrid row_registers kernel (`vectors` past `row-registers`) stores the "
+         "part of its row past its registers to shared memory and reads it from there in later phases, instead "
+         "of from global memory (`row_stash`)", LOWER, schedule=True),
+    Knob("one_barrier_rows", 64, Range(0, 1 << 30), "row kernels with at most this many rows (a static count) "
+         "combine each float sum, max or min with one barrier (`block_reduce`) instead of gpu.all_reduce's two "
+         "(0: never)", LOWER),
+    Knob("one_round_variance", True, Flag(), "a row's mean and variance (LayerNorm's two sums) in one block-wide "
+         "combination (`row_variance`) instead of one each", LOWER),
+    Knob("schedule", "", Text(), "per-kernel knob overrides, GROUP.KNOB=VALUE separated by commas: "
+         "0.row_prefetch=0,1.threads_per_block=512 (what --schedule FILE becomes)", LOWER),
+    Knob("tuning", True, Flag(), "without a schedule: use tuned schedules from the tuning tables (fusec.tuning)",
+         "driver"),
+)
+_BY_NAME = {k.name: k for k in KNOBS}
+# The knobs one kernel can set for itself, in table order (the keys of a schedule's "knobs").
+SCHEDULE_KNOBS: tuple[str, ...] = tuple(k.name for k in KNOBS if k.schedule)
+
+
+def knob(name: str) -> Knob:
+    return _BY_NAME[name]
+
+
+def check_value(k: Knob, value) -> str | None:
+    """Why `value` is not a value of knob `k` (the end of an error message), or None when it is."""
+    kind = k.values.kind
+    wrong_type = (not isinstance(value, bool) if kind is bool else
+                  isinstance(value, bool) or not isinstance(value, int) if kind is int else
+                  not isinstance(value, str))
+    if wrong_type or not k.values.accepts(value):
+        return f"must be {k.values.meaning}, not {value!r}"
+    return None
+
+
+def pass_option_name(name: str) -> str:
+    return name.replace("_", "-")
+
+
+def pass_option_table(flag: str) -> dict:
+    """The `OPTIONS` of pass `flag`: {option: (default, help)} for the knobs it reads, in table order."""
+    return {pass_option_name(k.name): (k.default, k.help) for k in KNOBS if k.reads == flag}
+
+
+def pass_options(options, flag: str) -> str:
+    """`flag{a=1 b=x}`: pass `flag` with the values `options` (a CompileOptions) gives the knobs it
+    reads. A bool is written 0 or 1; an empty string is left out (the pass's default is empty)."""
+    items = []
+    for k in KNOBS:
+        value = getattr(options, k.name)
+        if k.reads == flag and value != "":
+            items.append(f"{pass_option_name(k.name)}={int(value) if isinstance(value, bool) else value}")
+    return f"{flag}{{{' '.join(items)}}}"
