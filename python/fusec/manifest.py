@@ -96,10 +96,11 @@ def _constant_value(op):
     return None
 
 
-def extract_manifest(module, *, target: str = "cuda", arch: str | None = "sm_90",
+def extract_manifest(module, *, target: str = "cuda", artifact_key: str = "ptx", arch: str | None = "sm_90",
                      source_name: str | None = None) -> dict:
     """Build the manifest from a module whose host function is final (cuda: the `gpu` stage, cpu:
-    the `tiled` stage, where kernels are functions marked `fusec.kernel` that the host calls)."""
+    the `tiled` stage, where kernels are functions marked `fusec.kernel` that the host calls).
+    `artifact_key` names the field that will hold the kernels' file (fusec.targets: ptx or module)."""
     funcs = [op for op in module.body.operations if op.operation.name == "func.func"
              and len(op.regions[0].blocks) > 0 and "fusec.kernel" not in op.attributes]
     if len(funcs) != 1:
@@ -168,7 +169,7 @@ def extract_manifest(module, *, target: str = "cuda", arch: str | None = "sm_90"
     return {
         "format": FORMAT,
         "target": target,
-        "ptx" if target == "cuda" else "module": None,  # the file the kernels are in (set when written)
+        artifact_key: None,  # the file the kernels are in (set when written)
         "arch": arch,
         "function": name,
         "inputs": inputs,

@@ -20,6 +20,13 @@ stages up to `fused`, then takes its own way down:
 |--------|---------------------------------------------|----------------------------------------------|
 | tiled  | buffers; each group a function the host calls | bufferization, group outlining             |
 | llvm   | the kernels in the llvm dialect, run by MLIR's ExecutionEngine | host erased, linalg to loops, libm calls, LLVM lowering |
+
+
+Each row says how its IR is made (`passes`, an MLIR pipeline, or `make`, a step outside MLIR, with
+`steps` naming what that step does), what runs after it (`after`: hooks on the Compilation, such as
+the check that every op can be lowered after `linalg`, or reading the launch manifest once the host
+function is final), and how its text is written (`language`: the extension of `--dump-dir` files).
+The targets that own these tables are in fusec.targets.
 """
 
 from __future__ import annotations
@@ -27,10 +34,15 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable
 
+from .backends.nvptx import compile_to_ptx, translate_to_llvm_ir
 from .knobs import FORM, LOWER, pass_options
+from .manifest import extract_manifest
 from .options import CompileOptions
+from .schedule import launch_schedules
+from .tuning import apply_tuned_schedules
+from .unsupported import check_supported
 
-__all__ = ["Stage", "STAGES", "STAGE_NAMES", "stages_for", "stage_names"]
+__all__ = ["Stage", "CUDA_STAGES", "CPU_STAGES"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -39,8 +51,19 @@ class Stage:
     summary: str
     # MLIR stages: the passes (fusec-opt pipeline elements) that take the previous stage to this one.
     passes: Callable[[CompileOptions], list[str]] | None = None
-    # The host function is final after this stage: the launch manifest is read from it.
-    host_final: bool = False
+    # The other stages: the step that makes the stage's text from the Compilation, and what it does.
+    make: Callable | None = None
+    steps: tuple[str, ...] = ()  # "name: what it does", for the stages made outside MLIR
+    # Run on the Compilation after the stage, in order (each may raise a FusecError).
+    after: tuple[Callable, ...] = ()
+    language: str = "mlir"  # mlir | llvm | ptx: how the text reads, and its file extension (ll for llvm)
+    # Whether the module still holds the host function (the launch manifest can be read from it), so
+    # that an .mlir file at this stage can be compiled on.
+    keeps_host: bool = True
+
+    @property
+    def extension(self) -> str:
+        return {"llvm": "ll"}.get(self.language, self.language)
 
 
 def _fuse(o: CompileOptions) -> list[str]:
@@ -89,40 +112,68 @@ def _lower_to_host_llvm(o: CompileOptions) -> list[str]:
     ]
 
 
-_SHARED: list[Stage] = [
-    Stage("torch", "torch dialect, from torch.export and torch-mlir's FX importer"),
-    Stage("linalg", "linalg on tensors, by torch-mlir's backend pipeline",
-          lambda o: ["torch-backend-to-linalg-on-tensors-backend-pipeline"]),
-    Stage("fused", "linalg ops grouped into fusec.group kernels by the fusion cost model", _fuse),
-]
-STAGES: list[Stage] = _SHARED + [
-    Stage("tiled", "bufferized loops, tiled and mapped to blocks and threads", _bufferize_and_map),
+def _record_schedules(comp) -> None:
+    """cuda, after tiled: each kernel's schedule, as its gpu.launch recorded it (`--emit schedule`)."""
+    comp.schedules = launch_schedules(comp.module)
+
+
+def read_manifest(comp) -> None:
+    """Once the host function is final: the launch manifest, its trailing inputs named as the model's
+    parameters."""
+    target = comp.target
+    manifest = extract_manifest(comp.module, target=target.name, artifact_key=target.manifest_key,
+                                arch=comp.options.arch if target.for_one_arch else None, source_name=comp.source_name)
+    n_user = len(manifest["inputs"]) - len(comp.parameters)
+    for spec, name in zip(manifest["inputs"][n_user:], comp.parameters):
+        spec.update(role="parameter", parameter=name)
+    comp.manifest = manifest
+
+
+def _translate(comp) -> str:
+    """cuda, llvm: the gpu.module's llvm dialect as LLVM IR text (the manifest first, if an .mlir input
+    started past the stage that reads it)."""
+    if comp.manifest is None:
+        read_manifest(comp)
+    comp.llvm_ir = translate_to_llvm_ir(comp.module)
+    return comp.llvm_ir
+
+
+def _emit_ptx(comp) -> str:
+    o = comp.options
+    comp.ptx = compile_to_ptx(comp.llvm_ir, arch=o.arch, features=o.ptx_features, opt_level=o.opt_level)
+    return comp.ptx
+
+
+_TORCH = Stage("torch", "torch dialect, from torch.export and torch-mlir's FX importer",
+               steps=("torch.export: trace the model to an ExportedProgram of ATen ops",
+                      "torch_mlir.fx: import it as torch-dialect IR, lowered to the backend contract"))
+_LINALG = Stage("linalg", "linalg on tensors, by torch-mlir's backend pipeline",
+                lambda o: ["torch-backend-to-linalg-on-tensors-backend-pipeline"], after=(check_supported,))
+_FUSED = "fused", "linalg ops grouped into fusec.group kernels by the fusion cost model"
+CUDA_STAGES: list[Stage] = [
+    _TORCH, _LINALG, Stage(*_FUSED, _fuse, after=(apply_tuned_schedules,)),
+    Stage("tiled", "bufferized loops, tiled and mapped to blocks and threads", _bufferize_and_map,
+          after=(_record_schedules,)),
     Stage("gpu", "host function launching kernels of one gpu.module",
           lambda o: ["func.func(convert-parallel-loops-to-gpu)", "lower-affine", "canonicalize",
                      "gpu-launch-sink-index-computations", "fusec-static-kernel-buffers", "gpu-kernel-outlining",
                      "fusec-merge-gpu-modules", "fusec-read-only-arguments", "fusec-l2-evict-last",
                      "fusec-align-workgroup-buffers", "canonicalize",
-                     "cse"], host_final=True),
+                     "cse"], after=(read_manifest,)),
     Stage("nvvm", "kernels in the llvm and nvvm dialects",
           lambda o: ["gpu.module(math-expand-ops{ops=fpowi}, convert-scf-to-cf, "
                      "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1}, canonicalize, cse)",
                      "reconcile-unrealized-casts"]),
-    Stage("llvm", "LLVM IR of the kernels"),
-    Stage("ptx", "PTX of every kernel in one module"),
+    Stage("llvm", "LLVM IR of the kernels", make=_translate, language="llvm",
+          steps=("translate_module_to_llvmir: MLIR's translation of the gpu.module's llvm dialect to LLVM IR text",)),
+    Stage("ptx", "PTX of every kernel in one module", make=_emit_ptx, language="ptx",
+          steps=("llvmlite (LLVM's NVPTX back end): link libdevice, internalize all but the kernels, run O3, "
+                 "emit PTX for the --arch",)),
 ]
-CPU_STAGES: list[Stage] = _SHARED + [
+CPU_STAGES: list[Stage] = [
+    _TORCH, _LINALG, Stage(*_FUSED, _fuse),
     Stage("tiled", "bufferized; each group a function (a CPU kernel) the host function calls",
-          _bufferize_and_outline, host_final=True),
+          _bufferize_and_outline, after=(read_manifest,)),
     Stage("llvm", "the kernels in the llvm dialect, for MLIR's ExecutionEngine (the manifest calls them)",
-          _lower_to_host_llvm),
+          _lower_to_host_llvm, keeps_host=False),
 ]
-# Every stage name, in order: the choices of --emit.
-STAGE_NAMES = [s.name for s in STAGES]
-
-
-def stages_for(target: str) -> list[Stage]:
-    return CPU_STAGES if target == "cpu" else STAGES
-
-
-def stage_names(target: str) -> list[str]:
-    return [s.name for s in stages_for(target)]

@@ -10,7 +10,7 @@ the shape class a schedule is tuned for. The policy, used both when tuning and w
   - flat kernels (pointwise only): the element count rounded up to a power of two.
 
 A table entry is keyed `signature|bucket|gpu|fusec version` and holds the knobs that won (see
-`fusec.schedule.KNOBS`), the time they took and the heuristic's. `gpu` is the GPU's name when a
+`fusec.knobs.SCHEDULE_KNOBS`), the time they took and the heuristic's. `gpu` is the GPU's name when a
 CUDA device is present at compile time, else the `--arch` (entries record both, and a lookup
 tries the name first). Tables: the user's cache (`$FUSEC_TUNE_CACHE`, else
 `$XDG_CACHE_HOME/fusec/tune.json`, else `~/.cache/fusec/tune.json`), then the table shipped with
@@ -20,16 +20,23 @@ schedule: nothing ever waits on tuning.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
 import os
 import re
 
-from . import __version__
-from .diagnostics import FusecError
+import torch
 
-__all__ = ["kernel_keys", "bucket_of", "cache_path", "load_table", "lookup_overrides", "SHIPPED_TABLE"]
+from .diagnostics import FusecError
+from .knobs import SCHEDULE_KNOBS
+from .mlir import ir
+from .schedule import format_overrides
+from .version import __version__
+
+__all__ = ["kernel_keys", "bucket_of", "cache_path", "load_table", "lookup_overrides", "apply_tuned_schedules",
+           "SHIPPED_TABLE"]
 
 SHIPPED_TABLE = os.path.join(os.path.dirname(__file__), "data", "tune-h200.json")
 _DIMS = re.compile(r"(tensor|memref|vector)<([0-9x?]+x)?([a-z]\w*)")
@@ -62,8 +69,6 @@ def _signature(group) -> str:
 def kernel_keys(module) -> dict[int, tuple[str, str]]:
     """At the fused stage: {group id: (signature, bucket)} for every fusec.group of static shape (a
     dynamic row count has no bucket until launch: its kernels take the heuristic's schedule)."""
-    from .mlir import ir
-
     groups = []
     module.operation.walk(lambda op: (groups.append(op) if op.name == "fusec.group" else None)
                           or ir.WalkResult.ADVANCE)
@@ -107,8 +112,6 @@ def gpu_names(arch: str) -> list[str]:
     """The names a lookup tries: this machine's GPU (if it is of `arch`), then the arch itself."""
     names = []
     try:
-        import torch
-
         if torch.cuda.is_available():
             major, minor = torch.cuda.get_device_capability()
             if f"sm_{major}{minor}" == arch:
@@ -121,8 +124,6 @@ def gpu_names(arch: str) -> list[str]:
 def lookup_overrides(keys: dict, arch: str, tables: list[dict] | None = None) -> tuple[str, dict]:
     """(the `schedule` option string, {group: where its knobs came from}) for the groups whose
     (signature, bucket) a table knows; groups it does not know keep the heuristic."""
-    from .schedule import KNOBS, format_overrides
-
     if tables is None:
         tables = [(cache_path(), load_table(cache_path())), (SHIPPED_TABLE, load_table(SHIPPED_TABLE))]
     items, found = [], {}
@@ -131,7 +132,21 @@ def lookup_overrides(keys: dict, arch: str, tables: list[dict] | None = None) ->
             hit = next(((path, t[key(sig, bucket, name)]) for path, t in tables if key(sig, bucket, name) in t), None)
             if hit:
                 path, entry = hit
-                items += [(gid, knob, value) for knob, value in sorted(entry.get("knobs", {}).items()) if knob in KNOBS]
+                items += [(gid, knob, value) for knob, value in sorted(entry.get("knobs", {}).items()) if knob in SCHEDULE_KNOBS]
                 found[gid] = f"{os.path.basename(path)}: {key(sig, bucket, name)}"
                 break
     return format_overrides(items), found
+
+
+def apply_tuned_schedules(comp) -> None:
+    """After the fused stage (cuda): each kernel's tuning key; the kernels a tuning table knows get its
+    knobs, unless the compile has its own schedule or tuning is off. The compile goes on with those
+    knobs as its `schedule` option (`comp.options` is what the later stages' passes run with;
+    `comp.tuned` says where each kernel's knobs came from)."""
+    o = comp.options
+    comp.kernel_keys = kernel_keys(comp.module)
+    if not o.tuning or o.schedule:
+        return
+    overrides, comp.tuned = lookup_overrides(comp.kernel_keys, o.arch)
+    if overrides:
+        comp.options = dataclasses.replace(o, schedule=overrides)

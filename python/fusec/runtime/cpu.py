@@ -10,8 +10,11 @@ from __future__ import annotations
 import ctypes
 
 import torch
+from torch_mlir.execution_engine import ExecutionEngine
 
+from ..context import new_context
 from ..diagnostics import FusecError
+from ..mlir import ir
 from .executable import SCALAR_CTYPES, Executable
 
 __all__ = ["CpuExecutable"]
@@ -23,10 +26,6 @@ class CpuExecutable(Executable):
     """A JIT-compiled llvm-dialect module plus its manifest; call it with CPU tensors."""
 
     def __init__(self, module_text: str, manifest: dict, *, poison: bool = False):
-        from torch_mlir.execution_engine import ExecutionEngine
-
-        from ..mlir import ir, new_context
-
         super().__init__(manifest, torch.device("cpu"), poison=poison)
         self._context = new_context()
         try:

@@ -10,6 +10,7 @@ import ctypes
 import math
 
 import torch
+from cuda.bindings import driver
 
 from ..diagnostics import FusecError
 from .executable import SCALAR_CTYPES, Executable
@@ -22,14 +23,7 @@ def cuda_available() -> bool:
     return torch.cuda.is_available()
 
 
-def _driver():
-    from cuda.bindings import driver
-
-    return driver
-
-
 def _check(result, what: str):
-    driver = _driver()
     err, *rest = result if isinstance(result, tuple) else (result,)
     if err != driver.CUresult.CUDA_SUCCESS:
         _, text = driver.cuGetErrorString(err)
@@ -44,7 +38,6 @@ class CudaExecutable(Executable):
     def __init__(self, ptx: str, manifest: dict, device: int | None = None, *, poison: bool = False):
         if not cuda_available():
             raise FusecError("no CUDA GPU is available: the cuda target needs one")
-        driver = _driver()
         super().__init__(manifest, torch.device("cuda", torch.cuda.current_device() if device is None else device),
                          poison=poison)
         torch.cuda.init()
@@ -60,7 +53,6 @@ class CudaExecutable(Executable):
         return torch.cuda.device(self.device)
 
     def _launch(self, step, storage):
-        driver = _driver()
         stream = driver.CUstream(torch.cuda.current_stream(self.device).cuda_stream)
         values, types = [], []
         for arg in step["args"]:

@@ -29,7 +29,18 @@ import dataclasses
 import itertools
 import warnings
 
+import torch
+from functorch.compile import make_boxed_func
+from torch._functorch.aot_autograd import aot_module_simplified
+
+from ..cache import CompileCache
 from ..diagnostics import FusecError
+from ..options import CompileOptions
+from .cudagraph import CudaGraphRunner, static_input_indices
+from .kernel import compile_region
+from .partition import partition_graph, replace_region
+from .report import Report, explain_enabled
+from .support import op_name
 
 __all__ = ["BACKEND_OPTIONS", "fusec_backend", "reports", "stats"]
 
@@ -42,8 +53,6 @@ _graph_ids = itertools.count()
 
 def _split_options(options: dict) -> tuple[dict, dict]:
     """(backend options, fusec.compile options); an unknown or misplaced name is a FusecError."""
-    from ..options import CompileOptions
-
     compile_fields = {f.name for f in dataclasses.fields(CompileOptions)} - {"target"}
     unknown = sorted(set(options) - compile_fields - set(BACKEND_OPTIONS))
     if "target" in options:
@@ -59,9 +68,6 @@ def _split_options(options: dict) -> tuple[dict, dict]:
 
 def fusec_backend(gm, example_inputs, options: dict | None = None, **kwargs):
     """The torch.compile backend (dynamo calls it with each captured graph and its example inputs)."""
-    from functorch.compile import make_boxed_func
-    from torch._functorch.aot_autograd import aot_module_simplified
-
     backend_options, compile_options = _split_options({**(options or {}), **kwargs})
     graph_id = next(_graph_ids)
 
@@ -77,16 +83,12 @@ def fusec_backend(gm, example_inputs, options: dict | None = None, **kwargs):
 
 def _compile_forward(fw_gm, graph_id: int, backend_options: dict, compile_options: dict):
     """Partition one ATen graph and compile its regions; any failure leaves the graph to PyTorch."""
-    from .report import Report, explain_enabled
-
     explain = explain_enabled(backend_options)
     try:
         fn, report = _partition_and_compile(fw_gm, graph_id, backend_options, compile_options)
     except Exception as err:  # noqa: BLE001 (fusec's own bug must not break the user's model)
         warnings.warn(f"fusec: graph {graph_id} runs in PyTorch: the fusec backend failed on it: "
                       f"{type(err).__name__}: {err}", stacklevel=2)
-        from .support import op_name
-
         n_ops = sum(1 for n in fw_gm.graph.nodes if n.op == "call_function" and op_name(n) != "getitem")
         report = Report(graph_id, n_ops, [], collections.Counter(
             {("(every op)", f"the fusec backend failed on this graph: {type(err).__name__}: {err}"): n_ops}))
@@ -98,12 +100,6 @@ def _compile_forward(fw_gm, graph_id: int, backend_options: dict, compile_option
 
 
 def _partition_and_compile(fw_gm, graph_id, backend_options, compile_options):
-    from ..cache import CompileCache
-    from .cudagraph import CudaGraphRunner, static_input_indices
-    from .kernel import compile_region
-    from .partition import partition_graph, replace_region
-    from .report import Report
-
     n_inputs = len(fw_gm.graph.find_nodes(op="placeholder"))
     part = partition_graph(fw_gm)
     cache = CompileCache(backend_options.get("cache_dir")) if backend_options.get("cache", True) else None
@@ -124,8 +120,6 @@ def _partition_and_compile(fw_gm, graph_id, backend_options, compile_options):
 
 def _all_cuda(gm) -> bool:
     """Every tensor input of the graph is on a CUDA device (a CUDA graph cannot hold CPU work)."""
-    import torch
-
     vals = [n.meta.get("val") for n in gm.graph.find_nodes(op="placeholder")]
     tensors = [v for v in vals if isinstance(v, torch.Tensor)]
     return bool(tensors) and all(t.device.type == "cuda" for t in tensors)

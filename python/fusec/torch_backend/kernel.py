@@ -18,8 +18,12 @@ import dataclasses
 import time
 
 import torch
+from torch._subclasses.fake_tensor import unset_fake_temporarily
 
+from .. import api
+from ..cache import cache_key
 from ..diagnostics import FusecError
+from ..options import MIN_PTX, CompileOptions
 from .support import op_name
 
 __all__ = ["RegionResult", "compile_region", "graph_text"]
@@ -100,8 +104,6 @@ def _target(sig) -> tuple[str, torch.device]:
 
 def _cuda_options(device, options: dict) -> dict:
     """The GPU's architecture (unless `arch` is given) and the PTX version that architecture needs."""
-    from ..options import MIN_PTX
-
     if "arch" not in options:
         major, minor = torch.cuda.get_device_capability(device)
         options = {**options, "arch": f"sm_{major}{minor}"}
@@ -122,20 +124,12 @@ def _on_cpu(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
 
 
 def _compile(gm, sig, options: dict):
-    from torch._subclasses.fake_tensor import unset_fake_temporarily
-
-    from .. import CompiledModel, CompileOptions
-    from ..driver import compile_spec
-    from ..frontend import ModelSpec, check_spec
-
     # Outside aot_autograd's fake mode and dynamo's tracing context: the export of a region with
     # dynamic rows would otherwise add its own guards to the frame dynamo is compiling.
     with unset_fake_temporarily(), torch._guards.tracing(None):
         examples = tuple(torch.zeros(_sizes(shape), dtype=getattr(torch, dtype)) for shape, dtype, _ in sig)
-        # fusec.compile, with a non-strict export: the region is an ATen graph dynamo already traced
-        spec = ModelSpec(_on_cpu(gm), examples, dynamic_shapes=_dynamic_shapes(sig), strict_export=False)
-        check_spec(spec)
-        return CompiledModel(compile_spec(spec, CompileOptions(**options)), spec.parameters)
+        # with a non-strict export: the region is an ATen graph dynamo already traced
+        return api.compile(_on_cpu(gm), examples, dynamic_shapes=_dynamic_shapes(sig), strict_export=False, **options)
 
 
 def compile_region(name: str, gm: torch.fx.GraphModule, options: dict, cache, memory: dict) -> RegionResult:
@@ -168,9 +162,6 @@ def compile_region(name: str, gm: torch.fx.GraphModule, options: dict, cache, me
 def _lookup_or_compile(gm, sig, opts, ops, cache, memory, device):
     """(CompiledModel, how it was found): this process's models (per device: a loaded model is bound
     to its GPU), else the disk cache, else a compile, stored in both."""
-    from ..cache import cache_key
-    from ..options import CompileOptions
-
     # Every option, defaults included: a default that changes between versions changes the key.
     ingredients = {"graph": graph_text(gm), "inputs": [s[:2] for s in sig],
                    "options": dataclasses.asdict(CompileOptions(**opts))}
@@ -192,8 +183,6 @@ def _try_run(result: RegionResult, sig, device) -> None:
     the driver, or the cpu target's JIT) and binds it to that device, so the forward calls the kernels
     with nothing to check first; and a runtime that refuses the region sends it back to PyTorch here,
     at compile time, instead of failing in the user's forward."""
-    from torch._subclasses.fake_tensor import unset_fake_temporarily
-
     try:
         with unset_fake_temporarily(), torch.cuda.device(device) if device.type == "cuda" else contextlib.nullcontext():
             result.compiled(*(torch.zeros(_sizes(shape), dtype=getattr(torch, dtype), device=device)

@@ -1,0 +1,77 @@
+"""Naming the op fusec cannot compile: its ATen op and its line in the user's model.
+
+After the linalg stage every op must be in a dialect fusec lowers (`check_supported`, a hook of that
+stage); torch-mlir's own refusals are renamed after the ATen op(s) of the failing line
+(`name_unlowered_op`). Both find the ATen ops by location, recorded at the torch stage
+(`aten_ops_by_location`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from .diagnostics import FusecError, location_to_text
+from .mlir import ir
+
+__all__ = ["aten_ops_by_location", "unsupported_ops", "check_supported", "name_unlowered_op"]
+
+# Dialects the linalg stage may hold; anything else is an op fusec has no lowering for.
+_LINALG_DIALECTS = {"builtin", "func", "linalg", "tensor", "arith", "math", "affine", "bufferization"}
+
+
+def aten_ops_by_location(module, source_name) -> dict:
+    """{"file:line:col": [ATen op names]} of a torch-stage module."""
+    found = {}
+
+    def visit(op):
+        if op.name.startswith("torch.aten."):
+            where = location_to_text(op.location, source_name)
+            if where:
+                found.setdefault(where, []).append(op.name[len("torch.aten."):])
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    return found
+
+
+def unsupported_ops(module) -> list:
+    """The outermost ops outside the linalg stage's dialects (not the ops nested in their regions)."""
+    def supported(op) -> bool:
+        return op.name.split(".", 1)[0] in _LINALG_DIALECTS
+
+    bad = []
+    module.operation.walk(lambda op: (bad.append(op) if not supported(op) and supported(op.parent) else None)
+                          or ir.WalkResult.ADVANCE)
+    return bad
+
+
+def check_supported(comp) -> None:
+    """After the linalg stage: name the first op fusec cannot compile, its source line and the
+    ATen op(s) it came from (from the torch stage, matched by location)."""
+    bad = unsupported_ops(comp.module)
+    if not bad:
+        return
+    op = bad[0]
+    where = location_to_text(op.location, comp.source_name)
+    origin = list(dict.fromkeys(comp.aten_ops_at.get(where, [])))
+    related = [name for name in origin if name.split(".")[0] in op.name]  # tm_tensor.sort <- aten.sort
+    origin = related or origin
+    source = f"aten.{', aten.'.join(origin)}" if origin else "a torch op"
+    raise FusecError(f"fusec cannot compile {source}: it lowers to '{op.name}', which fusec has no "
+                     "GPU lowering for", location=where)
+
+
+_NOT_LEGALIZED = re.compile(r"stage 'linalg' failed: (?P<loc>\S+:\d+:\d+): error: failed to legalize operation "
+                            r"'(?P<op>[\w.]+)'")
+
+
+def name_unlowered_op(comp, err: FusecError) -> FusecError:
+    """torch-mlir reports an op it cannot lower by whatever piece failed first, often a constant
+    operand (`torch.constant.int`). Name the ATen op(s) of that model line instead."""
+    match = _NOT_LEGALIZED.match(err.message)
+    origin = list(dict.fromkeys(comp.aten_ops_at.get(match["loc"], []))) if match else []
+    if not origin:
+        return err
+    ops = f"aten.{origin[0]}" if len(origin) == 1 else "one of aten." + ", aten.".join(origin)
+    return FusecError(f"fusec cannot compile this line: {ops} has no linalg lowering in torch-mlir "
+                      f"(it stopped at '{match['op']}')", location=match["loc"], notes=err.notes)
