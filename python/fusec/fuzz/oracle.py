@@ -5,7 +5,7 @@ refused the model with a FusecError about an unsupported construct) or "failed",
 failure, a one-line signature that groups failures of one cause, and the details.
 
 The reference. For bf16/fp16 models fusec's documented semantics is "read and write tensors in their
-own dtype, compute in fp32" (frontend._ComputeInFloat32), as PyTorch's own fused kernels do. So the
+own dtype, compute in fp32" (frontend.export._ComputeInFloat32), as PyTorch's own fused kernels do. So the
 reference is PyTorch eager run on the inputs and weights upcast to fp32 (casts inside the model still
 round where the model says), its outputs cast to the dtypes eager gives them.
 

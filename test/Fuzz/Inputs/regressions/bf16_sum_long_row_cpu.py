@@ -5,7 +5,7 @@ kernel:
   error: kernel main_kernel_0 is not in the cpu target's module
 
 Once it ran, it was 3% off: the sum accumulated in bf16. Fixed: bf16/fp16 sums and means accumulate
-in fp32, as PyTorch's do (fusec.frontend._accumulate_in_fp32)."""
+in fp32, as PyTorch's do (fusec.frontend.torch_import)."""
 
 import torch
 

@@ -1,7 +1,7 @@
 """Found by `fusec fuzz --target cuda` on the H200 (shrunk by hypothesis): GELU, tanh form, on one
 element, off by 3.4e-5 relative on both targets. torch-mlir's decomposition uses 0.797724 for
 sqrt(2/pi) = 0.7978846; fixed by decomposing GELU with PyTorch's own decomposition
-(fusec.frontend._decompositions)."""
+(fusec.frontend.decompositions)."""
 # fuzz-oracle: narrowest=float32 longest-reduction=1
 
 import torch

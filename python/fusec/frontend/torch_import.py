@@ -1,0 +1,119 @@
+"""torch-mlir's FX import of an exported model, lowered to the backend contract (`torch` dialect):
+the decompositions fusec asks for, each op's location kept to the user's own frames, the dynamic
+row symbols recorded for the launch manifest."""
+
+from __future__ import annotations
+
+import os
+import re
+import warnings
+
+import torch
+from torch._decomp import get_decompositions
+from torch_mlir import fx
+from torch_mlir.compiler_utils import TorchMlirCompilerError
+from torch_mlir.extras.fx_decomp_util import get_decomposition_table
+
+from ..diagnostics import FusecError
+from ..mlir import ir
+from .export import export_program, shorten
+from .model_file import ModelSpec, model_location
+
+__all__ = ["import_to_torch_dialect", "decompositions", "user_frames"]
+
+
+def decompositions() -> dict:
+    """torch-mlir's FX decompositions, plus PyTorch's own for (log-)softmax (amax, sub, exp, sum):
+    torch-mlir's C++ decomposition of softmax would hide the max inside one opaque op; and for
+    GELU: torch-mlir's tanh form uses 0.797724 for sqrt(2/pi) = 0.7978846 (found by `fusec fuzz`:
+    a relative error of 3e-5 at x = 1.5)."""
+    aten = torch.ops.aten
+    return {**get_decomposition_table(), **get_decompositions([aten._softmax, aten._log_softmax, aten.gelu]),
+            aten.sum.dim_IntList: _accumulate_in_fp32(aten.sum.dim_IntList),
+            aten.mean.dim: _accumulate_in_fp32(aten.mean.dim),
+            aten.where.self: _where_same_branches}
+
+
+def _accumulate_in_fp32(op):
+    """A sum or mean of bf16/fp16 values accumulates in fp32 and rounds once, as PyTorch's kernels
+    do; lowered as written, it would round every partial sum (found by `fusec fuzz`: a bf16 sum of
+    1001 values off by 3%). Other dtypes: no decomposition (NotImplemented)."""
+    def decomposition(x, dim=None, keepdim=False, *, dtype=None):
+        if x.dtype not in (torch.bfloat16, torch.float16) or dtype is not None:
+            return NotImplemented
+        return op(x.to(torch.float32), dim, keepdim).to(x.dtype)
+
+    return decomposition
+
+
+def _where_same_branches(condition, x, y):
+    """`where(c, y, y)` is `y` broadcast to c's shape. torch-mlir folds it to `y` alone and then
+    cannot cast y's shape to the result's (found by `fusec fuzz`: "'tensor.cast' op ... cast
+    incompatible"), so it is rewritten here. Other wheres: no decomposition (NotImplemented)."""
+    if x is not y:
+        return NotImplemented
+    return torch.ops.aten.expand.default(y, torch.broadcast_shapes(condition.shape, y.shape)).clone()
+
+
+def import_to_torch_dialect(spec: ModelSpec, *, upcast_low_precision: bool = True):
+    """torch.export + torch-mlir FX import, lowered to torch-mlir's backend contract (`torch` dialect)."""
+    exported = export_program(spec, upcast_low_precision=upcast_low_precision)
+    program = exported.program
+    outputs = program.graph.output_node().args[0]
+    if all(getattr(out, "op", None) == "placeholder" for out in outputs):
+        raise FusecError("the model computes nothing (it returns its inputs unchanged): there is no kernel "
+                         "to compile", location=model_location(spec))
+    _keep_user_frames(program)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            module = fx.export_and_import(program, output_type="torch", func_name="main",
+                                          decomposition_table=decompositions())
+    except TorchMlirCompilerError as err:
+        raise FusecError(f"torch-mlir could not import the model: {shorten(err)}") from None
+    if any(exported.row_symbols):
+        _mark_dynamic_rows(module, exported.row_symbols, exported.row_bounds)
+    return module
+
+
+# torch's frames and the frontend's own (its wrappers' forwards)
+_LIBRARY_FRAMES = (os.path.dirname(os.path.abspath(torch.__file__)) + os.sep, os.path.dirname(os.path.abspath(__file__)) + os.sep)
+_FRAME = re.compile(r'^  File "(?P<file>[^"]+)", line \d+', re.MULTILINE)
+
+
+def user_frames(trace: str) -> list[str]:
+    """The frames of a recorded stack (`node.meta["stack_trace"]`) outside torch and this module."""
+    starts = [m.start() for m in _FRAME.finditer(trace)] + [len(trace)]
+    frames = [trace[a:b] for a, b in zip(starts, starts[1:])]
+    return [f for f in frames if not _FRAME.match(f)["file"].startswith(_LIBRARY_FRAMES)]
+
+
+def _keep_user_frames(program) -> None:
+    """Drop the frames of torch and of this module from each op's recorded stack. torch-mlir names an
+    op by its innermost frame; for a library module as the model (`nn.LayerNorm(4096)`) that frame
+    was torch's own (`nn/utils/stateless.py:279`, under fusec's functional_call), which `fusec
+    explain` and error messages then showed as the op's line. Now such an op has no location ("?"),
+    and an op of the user's code keeps the line it had."""
+    for node in program.graph.nodes:
+        trace = node.meta.get("stack_trace")
+        if not trace:
+            continue
+        kept = user_frames(trace)
+        if kept:
+            node.meta["stack_trace"] = "".join(kept)
+        else:
+            del node.meta["stack_trace"]
+
+
+def _mark_dynamic_rows(module, symbols, bounds: dict) -> None:
+    """Tell torch-mlir's lowering that inputs with the same symbol have the same size (no runtime
+    shape asserts: the runtime checks the inputs before a launch), and record the symbols
+    (`fusec.row_symbols`, "" for a static input) and their bounds (`fusec.row_bounds`, {symbol:
+    [min] or [min, max]}) for the launch manifest."""
+    with module.context:
+        func = next(op for op in module.body.operations if op.operation.name == "func.func")
+        func.attributes["torch.assume_strict_symbolic_shapes"] = ir.UnitAttr.get()
+        func.attributes["fusec.row_symbols"] = ir.ArrayAttr.get([ir.StringAttr.get(s or "") for s in symbols])
+        if bounds:
+            func.attributes["fusec.row_bounds"] = ir.DictAttr.get(
+                {s: ir.DenseI64ArrayAttr.get([low] if high is None else [low, high]) for s, (low, high) in bounds.items()})
