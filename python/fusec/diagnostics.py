@@ -10,6 +10,9 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import sys
+import tempfile
+import traceback
 
 __all__ = ["CapturedDiagnostic", "FusecError", "format_mlir_diagnostics", "location_to_text", "native_stderr",
            "run_tool"]
@@ -67,9 +70,6 @@ def native_stderr():
     'x' value invalid for long argument!`) and MLIR only raises "failed to add"; the caller folds the
     reason into its one-line error instead of letting a stray line through. Yields a list that holds
     the captured text once the block has ended."""
-    import sys
-    import tempfile
-
     captured: list[str] = []
     try:
         saved = os.dup(2)
@@ -92,9 +92,6 @@ def native_stderr():
 def run_tool(prog: str, body, argv: list[str]) -> int:
     """Run a command-line tool's `body()`: user errors as one message (exit 1), a closed pipe quietly,
     fusec's own bugs as one line pointing at --debug (exit 2); tracebacks only with --debug."""
-    import sys
-    import traceback
-
     debug = "--debug" in argv
     try:
         return body()

@@ -24,6 +24,7 @@ import json
 
 from .diagnostics import FusecError
 from .knobs import SCHEDULE_KNOBS, check_value, knob
+from .mlir import ir
 
 __all__ = ["KNOBS", "READ_ONLY_CACHE", "parse_overrides", "format_overrides", "default_knobs", "overrides_from_document", "load_schedule_file", "launch_schedules",
            "describe_kernels", "format_document"]
@@ -116,8 +117,6 @@ def launch_schedules(module) -> list[dict]:
     """At the tiled stage: each kernel of the host function, in launch order, with the schedule its
     gpu.launch recorded. The kernels are the gpu.launch ops and the top-level scf.parallel loops
     (ops fusec does not fuse, lowered one kernel each)."""
-    from .mlir import ir
-
     chosen = []
     for func in module.body.operations:
         if func.operation.name != "func.func" or not len(func.regions[0].blocks):
@@ -167,8 +166,6 @@ def format_document(doc: dict) -> str:
 
 
 def _fields(attr) -> dict:
-    from .mlir import ir
-
     out = {}
     for i in range(len(attr)):
         named = attr[i]

@@ -10,13 +10,16 @@ import shutil
 
 from ..diagnostics import FusecError
 
+try:  # the PyPI CUDA packages (nvidia-nvvm, nvidia-cuda-nvcc): optional, a CUDA toolkit does too
+    import nvidia
+except ImportError:
+    nvidia = None
+
 __all__ = ["libdevice_path", "ptxas_path"]
 
 
 def _nvidia_roots() -> list[str]:
-    try:
-        import nvidia
-    except ImportError:
+    if nvidia is None:
         return []
     roots = []
     for base in list(getattr(nvidia, "__path__", [])):

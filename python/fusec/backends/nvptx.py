@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 import struct
 
+import llvmlite.binding as llvm
+
 from ..diagnostics import FusecError
 from ..mlir import ir, llvm_dialect
 from .cuda_tools import libdevice_path
@@ -97,8 +99,6 @@ def _rewrite_line(line: str) -> str:
 
 
 def _init_llvm():
-    import llvmlite.binding as llvm
-
     llvm.initialize_all_targets()
     llvm.initialize_all_asmprinters()
     return llvm

@@ -8,8 +8,11 @@ and launch nothing, so they are listed apart and not counted.
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import torch
+
+from ..frontend import user_frames
 
 __all__ = ["EagerOp", "eager_ops", "VIEW_OPS"]
 
@@ -36,10 +39,6 @@ def _nbytes(value) -> int:
 
 def _location(node) -> str | None:
     """The innermost frame of the op's recorded stack in the user's code, or None (a library module)."""
-    import re
-
-    from ..frontend import user_frames
-
     frames = re.findall(r'File "([^"]+)", line (\d+)', "".join(user_frames(node.meta.get("stack_trace") or "")))
     return f"{frames[-1][0]}:{frames[-1][1]}" if frames else None
 
