@@ -41,7 +41,7 @@ KNOBS = {
     # cache policy (passes/l2_evict_last.py).
     "l2_evict_last": (bool, lambda v: True, "true or false"),
     # Whether a hybrid row kernel (`vectors` past `row_registers`) keeps the rest of its row in
-    # shared memory instead of reading it again from memory (passes/row_stash.py).
+    # shared memory instead of reading it again from memory (python/fusec/codegen/row_stash.py).
     "row_stash": (bool, lambda v: True, "true or false"),
 }
 READ_ONLY_CACHE = ("off", "weights", "inputs")
