@@ -7,7 +7,7 @@ buffer's start plus the offset, and a workgroup attribution becomes a `.shared` 
 to its element (`.align 4` for f32, 2 for bf16), so where the PTX assembler puts it decides whether
 the access is legal. This pass sets `llvm.align` in the kernel's `workgroup_attrib_attrs` (which
 `convert-gpu-to-nvvm` puts on the global) to the largest alignment any access to the buffer claims.
-The row stash (`passes/row_stash.py`) needs it: its buffers are read and written in 128-bit vectors.
+The row stash (`python/fusec/codegen/row_stash.py`) needs it: its buffers are read and written in 128-bit vectors.
 
 Before:
     gpu.func @k(...) workgroup(%stash : memref<3072xf32, #gpu.address_space<workgroup>>, %scratch : memref<8xf32, ...>) kernel {

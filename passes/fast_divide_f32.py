@@ -22,7 +22,7 @@ After:
 from __future__ import annotations
 
 from .fast_math_16bit import approximate, stored_widths
-from .group_kernel import gpu_launches
+from fusec.codegen.built import gpu_launches
 
 FLAG = "fusec-fast-divide-f32"
 SUMMARY = "Approximate divides (fastmath<afn>) in kernels that store only floats of 32 bits or fewer"

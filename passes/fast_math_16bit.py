@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from fusec.mlir import ir
 
-from .group_kernel import gpu_launches
+from fusec.codegen.built import gpu_launches
 
 FLAG = "fusec-fast-math-16bit"
 SUMMARY = "Approximate exp, log and divide (fastmath<afn>) in kernels that store only 16-bit floats"

@@ -40,7 +40,7 @@ from __future__ import annotations
 from fusec.mlir import ir
 from torch_mlir.dialects import arith, llvm, memref, vector
 
-from .group_kernel import element_count, input_loads
+from fusec.codegen.built import element_count, input_loads
 
 FLAG = "fusec-l2-evict-last"
 SUMMARY = "Write loads tagged fusec.l2_evict_last as PTX loads with an L2::evict_last cache policy"

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from fusec.mlir import ir
 
-from .group_kernel import element_count, input_loads
+from fusec.codegen.built import element_count, input_loads
 
 FLAG = "fusec-read-only-arguments"
 SUMMARY = "Mark kernel arguments read only through fusec.read_only loads noalias + readonly (ld.global.nc)"

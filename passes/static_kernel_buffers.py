@@ -31,7 +31,7 @@ from __future__ import annotations
 from fusec.mlir import ir
 from torch_mlir.dialects import arith, memref
 
-from .group_kernel import gpu_launches
+from fusec.codegen.built import gpu_launches
 
 FLAG = "fusec-static-kernel-buffers"
 SUMMARY = "Give kernels static buffer types (a bound for a dynamic row count) and dynamic sizes as values"

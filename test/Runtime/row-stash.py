@@ -1,5 +1,5 @@
 # The row_stash knob on the GPU: hybrid row kernels (`vectors` past `row_registers`) that keep the
-# part of each row past their registers in shared memory (passes/row_stash.py) compute what eager
+# part of each row past their registers in shared memory (python/fusec/codegen/row_stash.py) compute what eager
 # computes, in float64: LayerNorm in fp32 and bf16 (one round of mean and variance), softmax (two
 # reductions: the second reads the stash), a masked last slot (37 rows of 4000 bf16: 500 vectors
 # over 128 threads), two streamed inputs (RMSNorm·SiLU·up's `up`, stashed too), add+RMSNorm (two

@@ -1,4 +1,4 @@
-# A row's mean and variance in one block-wide round (Chan's merge, passes/row_variance.py) on the
+# A row's mean and variance in one block-wide round (Chan's merge, python/fusec/codegen/row_variance.py) on the
 # GPU, against PyTorch eager computed in float64: the schedules it meets (one warp, a power of two of
 # warps, 11 warps, rows with a masked tail whose threads hold different counts, the hybrid that reads
 # part of the row again) and data whose mean is far larger than its spread, where a one-pass

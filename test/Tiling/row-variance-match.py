@@ -1,5 +1,5 @@
 # Which models get their mean and variance in one block-wide round (`variance` in the kernel's
-# schedule; passes/row_variance.py `match`): the sum of squares must be about the mean of the very
+# schedule; python/fusec/codegen/row_variance.py `match`): the sum of squares must be about the mean of the very
 # elements summed, the mean that sum over the row length. Anything else keeps one round per sum,
 # as a wrong match would compute a different variance.
 

@@ -1,5 +1,5 @@
 // A LayerNorm's two sums (the mean's, then the squares about it) in one block-wide round:
-// fusec-lower-groups-to-gpu with `one-round-variance` (passes/row_variance.py). 4 rows of 256 floats:
+// fusec-lower-groups-to-gpu with `one-round-variance` (python/fusec/codegen/row_variance.py). 4 rows of 256 floats:
 // a block of 64 threads (2 warps) per row, one vector of 4 per thread. Each thread takes the mean of
 // its 4 elements and the sum of squares about it (Welford over its slots, then its lanes merged: with
 // one slot, the lanes' average and squared distances from it); butterfly shuffles merge (mean, squares) within

@@ -1,5 +1,5 @@
-"""The hybrid row_registers schedule's shared-memory stash, for `--fusec-lower-groups-to-gpu` (not a
-pass itself).
+"""The hybrid row_registers schedule's shared-memory stash (the `row-stash` knob of
+`--fusec-lower-groups-to-gpu`).
 
 A hybrid thread handles more of its row (`vectors`) than `row-registers` lets it keep. The vectors
 past its registers are loaded once, for the first phase that needs them; `stash` then stores them
@@ -25,10 +25,9 @@ from __future__ import annotations
 from fusec.mlir import ir
 from torch_mlir.dialects import arith, memref, vector
 
-from .block_reduce import workgroup_buffer
-from .group_kernel import const, element_bytes
+from .combine import WARP, workgroup_buffer
+from .indexing import const, element_bytes
 
-WARP = 32
 STASH_BYTES = 40 * 1024  # of the 48 KB static limit, leaving room for the reductions' scratch
 
 

@@ -1,14 +1,13 @@
-"""A block-wide combination of per-thread values with one barrier, for `--fusec-lower-groups-to-gpu`
-(not a pass itself).
+"""The block-wide combinations of the row kernels: every thread's partial value of a row merged.
 
-`gpu.all_reduce` (MLIR's lowering) combines one scalar: warp shuffles, lane 0 of each warp writes
+`all_reduce` is `gpu.all_reduce`. MLIR's lowering combines one scalar: warp shuffles, lane 0 of each warp writes
 its warp's value to shared memory, a barrier, the first warp combines those, writes the result, a
 second barrier, every thread reads it. `block_reduce` combines a tuple of values with any merge
 function (LayerNorm's (count, mean, squares) triples: `row_variance`) and needs one barrier: after
 it every warp combines all the warps' values itself, by shuffles, instead of waiting for the first.
 
 A single sum or max of a kernel with few rows (8x4096: its time is its reductions' latency) goes
-through `block_reduce` too (`lower_groups_to_gpu._one_barrier`): on the H200, softmax 8x4096 bf16
+through `block_reduce` too (`block_combine`; the plan decides, `plan.one_barrier`): on the H200, softmax 8x4096 bf16
 2.17 -> 1.98 us, fp32 2.33 -> 2.21 us (same-run A/B, best of 6). An earlier A/B that found it no
 faster (softmax 8x4096 fp32 2.15 -> 2.32 us) timed the same kernels twice: its harness patched a
 second copy of this package that the pipeline never imported. Kernels with many rows keep
@@ -20,16 +19,30 @@ and each element's exp about the thread's max adds work to kernels already near 
 
 A value that is a Python float is the same in every thread and known at compile time (a count of
 elements, say): it is never shuffled, and the merge function sees it as a constant.
+
+`finish_reduction` ends a reduction: the lanes of a thread's accumulator folded, the threads
+combined, the reduction's initial value added.
 """
 
 from __future__ import annotations
 
-from fusec.mlir import ir
-from torch_mlir.dialects import arith, gpu, memref, scf
+import math
 
-from .group_kernel import const
+from fusec.mlir import ir
+from torch_mlir.dialects import arith, gpu, memref, scf, vector
+
+from .indexing import apply_map, const
+from .kernel import attributes
 
 WARP = 32
+# A reduction's combiner -> its name in `#vector.kind<...>` and in `#gpu<all_reduce_op ...>` (the same words)
+REDUCTION_KIND = {"arith.addf": "add", "arith.addi": "add", "arith.mulf": "mul", "arith.muli": "mul",
+                  "arith.maximumf": "maximumf", "arith.minimumf": "minimumf", "arith.maxnumf": "maxnumf",
+                  "arith.minnumf": "minnumf", "arith.maxsi": "maxsi", "arith.minsi": "minsi",
+                  "arith.maxui": "maxui", "arith.minui": "minui", "arith.andi": "and", "arith.ori": "or",
+                  "arith.xori": "xor"}
+EMPTY = {"arith.addf": 0.0, "arith.maximumf": -math.inf, "arith.maxnumf": -math.inf,
+         "arith.minimumf": math.inf, "arith.minnumf": math.inf}  # what merging changes nothing with
 
 
 def constant(v: float, element_type=None):
@@ -102,3 +115,47 @@ def _across_warps(values, merge, empty, tx, warps: int, body):
 
     return _butterfly(tuple(gather(k, v) for k, v in enumerate(values)), merge,
                       [o for o in (16, 8, 4, 2, 1) if o < span])
+
+
+def all_reduce(value, comb_name: str):
+    """The block-wide combination of every thread's `value`. Warp shuffles move 32-bit words, so a
+    16-bit float (a max in bf16, say) travels as f32 and comes back exact."""
+    narrow = isinstance(value.type, ir.FloatType) and value.type.width < 32
+    if narrow:
+        wide = arith.ExtFOp(ir.F32Type.get(), value).result
+    total = gpu.AllReduceOp(wide if narrow else value,
+                            op=ir.Attribute.parse(f"#gpu<all_reduce_op {REDUCTION_KIND[comb_name]}>"), uniform=True).result
+    return arith.TruncFOp(value.type, total).result if narrow else total
+
+
+def block_combine(value, comb_name: str, tx, threads: int, body):
+    """`all_reduce` with one barrier (`block_reduce`): every warp combines the warps' values."""
+    narrow = value.type.width < 32
+    wide = arith.ExtFOp(ir.F32Type.get(), value).result if narrow else value
+
+    def merge(a, b):
+        return (ir.Operation.create(comb_name, results=[wide.type], operands=[a[0], b[0]]).result,)
+
+    (total,) = block_reduce((wide,), merge, (EMPTY[comb_name],), tx, threads, body)
+    return arith.TruncFOp(value.type, total).result if narrow else total
+
+
+def start_value(kernel, z, row, n_cols):
+    """Reduction `z`'s initial value for the row (what its output held: a fill's constant)."""
+    return kernel.value(z.sources[-1], z.out, apply_map(z.maps[-1], row + [const(0)] * n_cols))
+
+
+def finish_reduction(kernel, z, acc, lanes, row, cols, block=None) -> None:
+    """Fold the lanes of a thread's accumulator, combine the threads, add the reduction's initial
+    value: the row's result, kept in a register for the epilogue. With `block` (tx, threads, the
+    launch body) a float sum, max or min combines with one barrier (`block_combine`)."""
+    comb_name = z.combiner.name
+    element_type = ir.MemRefType(z.out.type).element_type
+    if lanes > 1:
+        acc = vector.ReductionOp(element_type, ir.Attribute.parse(f"#vector.kind<{REDUCTION_KIND[comb_name]}>"),
+                                 acc).result
+    one_barrier = block is not None and isinstance(element_type, ir.FloatType) and comb_name in EMPTY
+    total = block_combine(acc, comb_name, *block) if one_barrier else all_reduce(acc, comb_name)
+    start = start_value(kernel, z, row, len(cols))
+    kernel.registers[z] = ir.Operation.create(comb_name, results=[element_type], operands=[start, total],
+                                              attributes=attributes(z.combiner)).result

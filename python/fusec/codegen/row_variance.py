@@ -1,5 +1,5 @@
-"""A row's mean and variance in one block-wide combination, for `--fusec-lower-groups-to-gpu` (not a
-pass itself).
+"""A row's mean and variance in one block-wide combination, for the row_registers schedule (the
+`one-round-variance` knob of `--fusec-lower-groups-to-gpu`).
 
 LayerNorm reduces each row twice: `s = sum(x)`, then `q = sum((x - s / N)^2)`, the second waiting
 for the first. On the GPU each reduction is one block-wide combination (warp shuffles, barriers, a
@@ -29,8 +29,7 @@ from __future__ import annotations
 from fusec.mlir import ir
 from torch_mlir.dialects import arith, vector
 
-from .block_reduce import block_reduce, constant
-from .classify_ops import combiner, full_input, indexing_maps
+from .combine import block_reduce, constant
 
 
 def _body(member) -> list:
@@ -46,14 +45,14 @@ def _operand_key(member, value):
     j = value.arg_number
     if j >= member.n_inputs:
         return None
-    return member.sources[j], member.inputs[j], str(indexing_maps(member.op)[j])
+    return member.sources[j], member.inputs[j], str(member.maps[j])
 
 
 def _element_key(z):
     """The key of what add-reduction `z` folds, if it folds its input as it is."""
     body = _body(z)
-    j, _ = full_input(z.op)
-    if j is None or len(body) != 1 or combiner(z.op).name != "arith.addf":
+    j, _ = z.full_input
+    if j is None or len(body) != 1 or z.combiner.name != "arith.addf":
         return None
     acc = z.op.regions[0].blocks[0].arguments[z.n_inputs]
     if acc not in list(body[0].operands):

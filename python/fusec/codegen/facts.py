@@ -1,0 +1,232 @@
+"""A fused group's facts, read from its ops on buffers once: the plain `plan.Facts` the plan decides
+from, and the `Group` (the same, as IR handles) the builders build from.
+
+Everything that keeps a schedule from building a group is found here, before anything is built:
+an op the kernel evaluator cannot build (`_member_problem`), an order of the group's ops
+that one kernel cannot keep, rows of different shapes or axes, outputs of shapes the rows do not
+explain, and the accesses a vectorized kernel could not make (`Facts.vector_misses`: which phases
+evaluate a member that reads an operand across its dims, traced as the evaluator would).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+from fusec.mlir import ir
+
+from fusec.passes.classify_ops import classify, combiner, full_input, indexing_maps
+
+from . import prefetch, row_variance
+from .indexing import DYNAMIC, element_bytes, vector_access
+from .kernel import Member, has_identity
+from .plan import Facts
+
+__all__ = ["Group", "read_group"]
+
+
+@dataclasses.dataclass
+class Group:
+    """A group's members and what the builders need of its IR (row schedules: the row space)."""
+    ops: list
+    members: list
+    reductions: list
+    outputs: list  # (buffer, its final writer) for every buffer the group writes that is read later
+    in_map: object = None  # the reductions' map of their rows
+    full: tuple = ()  # the shape of the rows' buffer
+    rows: list = dataclasses.field(default_factory=list)  # the row extents (DYNAMIC: the count)
+    cols: list = dataclasses.field(default_factory=list)  # the reduced extents
+    source: object = None  # the buffer the first reduction reduces (dim 0: a dynamic row count)
+    per_row: dict = dataclasses.field(default_factory=dict)  # reduced shape -> its reduction
+    variances: dict = dataclasses.field(default_factory=dict)  # variance's reduction -> its mean's (`row_variance`)
+    prefetch: list = dataclasses.field(default_factory=list)  # (buffer, map) the prefetch loads
+
+
+def read_group(ops, gid: int, kind: str) -> tuple[Facts, Group | None]:
+    """The facts of group `gid` (its ops, in order; `kind`, its `fusec.group_kind`), and its `Group`
+    (None when the facts already refuse it)."""
+    if kind not in ("pointwise", "reduction"):
+        return Facts(gid, refusal=f"a {kind} group"), None
+    problem = next(filter(None, map(_member_problem, ops)), "")
+    if problem:
+        return Facts(gid, refusal=problem), None
+    members, latest = _read_members(ops)
+    problem = _order_problem(ops, members, latest)
+    if problem:
+        return Facts(gid, refusal=problem), None
+    outputs = _outputs(latest, ops)
+    group = Group(ops, members, [m for m in members if m.kind == "reduction"], outputs)
+    buffers = [v for m in members for v in m.inputs + [m.out] if isinstance(v.type, ir.MemRefType)]
+    widths = tuple(sorted({element_bytes(ir.MemRefType(b.type).element_type) for b in buffers}))
+    if not group.reductions:
+        misses = {"outputs"} if any(_misses(w) for _, w in outputs) else set()
+        shapes = tuple(tuple(None if d == DYNAMIC else d for d in w.shape) for _, w in outputs)
+        return Facts(gid, element_bytes=widths, vector_misses=frozenset(misses), out_shapes=shapes), group
+    problem = _read_rows(group)
+    if problem:
+        return Facts(gid, refusal=problem), None
+    return _row_facts(gid, group, widths), group
+
+
+def _row_facts(gid: int, group: Group, widths: tuple) -> Facts:
+    reductions = group.reductions
+    misses = {f"reduction {i}" for i, z in enumerate(reductions) if _element_misses(z)}
+    if any(_misses(w) for _, w in group.outputs if w.shape == group.full and w.kind != "reduction"):
+        misses.add("outputs")
+    accesses = [vector_access(m) for _, m in group.prefetch]
+    if "across" in accesses:
+        misses.add("prefetch")
+    loads = tuple((a == "vector", element_bytes(ir.MemRefType(buf.type).element_type))
+                  for a, (buf, _) in zip(accesses, group.prefetch))
+    identity_map = group.in_map == ir.AffineMap.get_identity(group.in_map.n_dims, context=group.in_map.context)
+    return Facts(gid, reductions=len(reductions), element_bytes=widths, vector_misses=frozenset(misses),
+                 rows=tuple(None if r == DYNAMIC else r for r in group.rows), row_length=math.prod(group.cols),
+                 row_last=group.cols[-1], row_map_identity=identity_map,
+                 variance=tuple((reductions.index(z1), reductions.index(z2)) for z2, z1 in group.variances.items()),
+                 prefetch_loads=loads)
+
+
+def _member_problem(op) -> str:
+    """Why the kernel evaluator cannot build `op` as a member of a kernel ('': it can). A body op it
+    cannot clone (`linalg.index`, an op with regions) makes the op opaque (`classify_ops`)."""
+    kind = classify(op).kind
+    if len(op.opview.outputs) != 1:
+        return "an op with several outputs"
+    if kind in ("pointwise", "broadcast"):
+        out_map = indexing_maps(op)[-1]
+        if out_map != ir.AffineMap.get_identity(out_map.n_dims, context=out_map.context):
+            return "a pointwise op that writes through a permutation"
+    if kind not in ("pointwise", "broadcast", "fill", "reduction"):
+        return f"{kind} op"
+    return ""
+
+
+def _read_members(ops):
+    """The group's members in order, each with the earlier member whose version of each operand it
+    reads, and {buffer: its last writer}."""
+    members = []
+    for op in ops:
+        kind = classify(op).kind
+        reduction = kind == "reduction"
+        members.append(Member(op, kind, indexing_maps(op) if kind != "fill" else [],
+                              combiner(op) if reduction else None, full_input(op) if reduction else (None, None)))
+    latest = {}
+    for m in members:
+        m.sources = [latest.get(v) for v in m.inputs] + [latest.get(m.out)]
+        latest[m.out] = m
+    return members, latest
+
+
+def _in_block(op, block_owner):
+    """The ancestor of `op` (or `op`) whose parent is `block_owner`, or None."""
+    while op is not None and op.parent is not None and op.parent != block_owner:
+        op = op.parent
+    return op if op is not None and op.parent == block_owner else None
+
+
+def _outputs(latest, group_ops):
+    """(buffer, final writer) for every buffer the group writes that something else reads."""
+    last = group_ops[-1].operation
+    outs = []
+    for buf, writer in latest.items():
+        later = [u for u in buf.uses if u.owner.name != "memref.dealloc"
+                 and (a := _in_block(u.owner.operation, last.parent)) is not None and last.is_before_in_block(a)]
+        allocated_here = not isinstance(buf.owner, ir.Block) and buf.owner.operation.name == "memref.alloc"
+        if later or not allocated_here:
+            outs.append((buf, writer))
+    return outs
+
+
+def _order_problem(group_ops, members, latest) -> str:
+    """The kernel runs where the group's last op was and reads its inputs while it writes. So every
+    other op that touches a buffer the group writes must run before the group's first op or after its
+    last (bufferization may put a copy in between), and the group must not write a buffer whose
+    earlier contents it still reads (a thread could overwrite what another thread has yet to read)."""
+    inside = {op.operation for op in group_ops}
+    first, last = group_ops[0].operation, group_ops[-1].operation
+    for buf in latest:
+        for use in buf.uses:
+            owner = _in_block(use.owner.operation, last.parent)
+            if owner is None or owner in inside or owner.name == "memref.dealloc":
+                continue
+            if first.is_before_in_block(owner) and owner.is_before_in_block(last):
+                return f"'{owner.name}' uses a buffer of the group between its ops"
+    for m in members:
+        for source, operand in zip(m.sources, m.inputs + [m.out]):
+            if source is None and operand in latest and (operand != m.out or len(list(
+                    m.op.regions[0].blocks[0].arguments[m.n_inputs].uses))):
+                return "the group overwrites a buffer whose earlier contents it reads"
+    return ""
+
+
+def _read_rows(group: Group) -> str:
+    """Fill in the group's row space, from its first reduction; or say why the row schedules cannot
+    build it. The row count may be dynamic (dim 0 of the buffer); the row itself must be static."""
+    first = group.reductions[0]
+    data, in_map = full_input(first.op)
+    if in_map is None:
+        return "a reduction without a full input"
+    full = tuple(ir.MemRefType(first.inputs[data].type).shape)
+    loop_dims = [int(str(e)[1:]) for e in in_map.results]  # tensor dim i is loop dim loop_dims[i]
+    extents = [0] * len(loop_dims)
+    for pos, d in enumerate(loop_dims):
+        extents[d] = full[pos]
+    n_par = len(extents) - len(classify(first.op).reduced_dims)
+    if DYNAMIC in extents[n_par:] or (DYNAMIC in extents and loop_dims[0] != 0):
+        return "a dynamic dim that is not the outermost of the rows"
+    rows = extents[:n_par]
+    for z in group.reductions:
+        j, m = full_input(z.op)
+        if not classify(z.op).row_template or j is None or m != in_map \
+                or tuple(ir.MemRefType(z.inputs[j].type).shape) != full:
+            return "reductions of the group differ in shape or axes"
+        name = combiner(z.op).name
+        if not has_identity(name, ir.MemRefType(z.out.type).element_type):
+            return f"no identity for {name}"
+    per_row = {z.shape: z for z in group.reductions}
+    for buf, writer in group.outputs:
+        if writer.shape != full and writer.shape not in per_row and _squeezed(writer.shape) != _squeezed(rows):
+            return f"output of shape {list(writer.shape)} in a group over {list(full)}"
+    group.in_map, group.full, group.rows, group.cols = in_map, full, rows, extents[n_par:]
+    group.source, group.per_row = first.inputs[data], per_row
+    group.variances = row_variance.match(group.reductions, math.prod(group.cols))
+    group.prefetch = prefetch.loads(group.members, group.reductions, full)
+    return ""
+
+
+def _squeezed(shape) -> list:
+    return [d for d in shape if d != 1]
+
+
+# The vector trace: what the evaluator (`kernel.Kernel`) reads when it computes a value with vectors.
+# An operand read through a "vector" access is computed with vectors too (its producer evaluated in
+# turn); a "scalar" one (broadcast along the vectorized dim) is computed once, with lanes 1.
+
+def _misses(writer) -> bool:
+    """Whether the value `writer` wrote, computed with vectors, reads an operand across its dims."""
+    return writer.kind in ("pointwise", "broadcast") and _evaluation_misses(writer, {})
+
+
+def _evaluation_misses(member, seen: dict) -> bool:
+    if id(member) not in seen:
+        maps = member.maps
+        block = member.op.regions[0].blocks[0]
+        seen[id(member)] = any(_read_misses(member.sources[j], maps[j], seen)
+                               for j, arg in enumerate(block.arguments)
+                               if j < member.n_inputs or len(list(arg.uses)))
+    return seen[id(member)]
+
+
+def _element_misses(z) -> bool:
+    """Whether the elements reduction `z` folds, computed with vectors, read across an operand's dims."""
+    maps = z.maps
+    seen = {}
+    return any(_read_misses(z.sources[j], maps[j], seen) for j in range(z.n_inputs))
+
+
+def _read_misses(source, m, seen: dict) -> bool:
+    access = vector_access(m)
+    if access == "across":
+        return True
+    return access == "vector" and source is not None and source.kind in ("pointwise", "broadcast") \
+        and _evaluation_misses(source, seen)

@@ -1,0 +1,77 @@
+"""The row_loop schedule's builder: one block per row, for rows too long for registers.
+
+Threads stride over the row, in `lanes`-wide vectors, once per reduction and again for the
+epilogue. The row is read again each time; the rows in flight (one per block) mostly still sit in
+L2 when they are read again. Each trip of a loop handles `unroll` vectors per thread, their loads
+issued together, so that a thread has that many loads in flight instead of one (the last trip
+masks the vectors past the row's end).
+"""
+
+from __future__ import annotations
+
+from fusec.mlir import ir
+from torch_mlir.dialects import arith, gpu, scf
+
+from .combine import finish_reduction
+from .indexing import apply_map, const, count, delinearize, lanes_of
+from .kernel import Kernel, identity
+from .launch import launch, store_where, vector_slot
+from .rows import fold, row_outputs, store_row_values
+
+
+def build(plan, group):
+    """The kernel of `group` as `plan` (a row_loop plan) says: (its gpu.launch, {})."""
+    lanes, threads, unroll = plan.lanes, plan.threads, plan.unroll
+    rows, cols = group.rows, group.cols
+    n_vectors = plan.row_length // lanes
+    stride = threads * unroll
+    op = launch(count(group.source, rows), threads)
+    body = op.regions[0].blocks[0]
+    bx, tx = body.arguments[0], body.arguments[3]
+    kernel = Kernel(lanes)
+
+    def slots_of(iv):
+        """The trip's vectors: (iteration point, in-row flag or None). The first is always in the
+        row (the loop runs while it is); a later one past the end loads the row's last vector."""
+        slots = []
+        for j in range(unroll):
+            v = arith.AddIOp(iv, const(j * threads)).result if j else iv
+            point, valid = vector_slot(v, n_vectors, lanes, cols, bool(j and n_vectors % stride))
+            slots.append((row + point, valid))
+        return slots
+
+    with ir.InsertionPoint(body):
+        row = delinearize(bx, list(rows)) if rows else []
+        c_end, c_stride = const(n_vectors), const(stride)
+        for z in group.reductions:
+            element_type = ir.MemRefType(z.out.type).element_type
+            comb_name = z.combiner.name
+            init = kernel.widen(identity(comb_name, element_type), lanes)
+            loop = scf.ForOp(tx, c_end, c_stride, [init])
+            with ir.InsertionPoint(loop.body):
+                kernel.cache = {}
+                slots = slots_of(loop.induction_variable)
+                j, m = z.full_input
+                if j is not None and z.sources[j] is None:  # this trip's loads first, together
+                    for point, _ in slots:
+                        kernel.load(z.inputs[j], apply_map(m, point), lanes_of(m, lanes))
+                scf.YieldOp([fold(kernel, z, slots, loop.inner_iter_args[0], lanes)])
+            kernel.cache = {}
+            finish_reduction(kernel, z, loop.results[0], lanes, row, cols)
+        epilogue = row_outputs(group)
+        if epilogue:
+            loop = scf.ForOp(tx, c_end, c_stride)
+            with ir.InsertionPoint(loop.body):
+                kernel.cache = {}
+                slots = slots_of(loop.induction_variable)
+                values = []
+                for point, valid in slots:
+                    at = apply_map(group.in_map, point)
+                    values.append([kernel.widen(kernel.value(w, b, at, lanes), lanes) for b, w in epilogue])
+                for (point, valid), vals in zip(slots, values):
+                    store_where(kernel, valid, epilogue, vals, apply_map(group.in_map, point))
+                scf.YieldOp([])
+        kernel.cache = {}
+        store_row_values(kernel, tx, row, group, epilogue)
+        gpu.TerminatorOp()
+    return op, {}

@@ -1,0 +1,103 @@
+"""The row_registers schedule's builder: one block per row, the row held in registers.
+
+Each thread loads its slice of the row once, in `lanes`-wide vectors, keeps it in registers for
+every reduction and the epilogue; reductions fold lanes, then `gpu.all_reduce` (warp shuffles, one
+shared-memory step) combines the threads, or with few rows `block_reduce` (`plan.one_barrier`).
+The rows only the epilogue reads are loaded before the first reduction when registers allow
+(`prefetch`). A row's mean and its variance's sum of squares (LayerNorm) take one block-wide round,
+not two (`row_variance`).
+
+A `vectors` knob that gives a thread more of the row than `row_registers` elements makes a
+hybrid: the thread keeps its first `row_registers` elements in registers and reads the rest again
+for each reduction and for the epilogue (from L2: the blocks in flight hold a few MB of rows).
+Fewer threads per row with fewer registers each let two blocks share an SM where the row in
+registers would take a whole one (a 32768-float row: 1024 threads x 32 registers of it). With
+the `row_stash` knob the rest is stored to shared memory before the first barrier and read from
+there instead (`row_stash.stash`).
+"""
+
+from __future__ import annotations
+
+from fusec.mlir import ir
+from torch_mlir.dialects import arith, gpu
+
+from . import prefetch, row_stash, row_variance
+from .combine import finish_reduction, start_value
+from .indexing import apply_map, const, count, delinearize
+from .kernel import Kernel, identity
+from .launch import launch, store_where, vector_slot
+from .rows import fold, row_outputs, store_row_values
+
+
+def build(plan, group):
+    """The kernel of `group` as `plan` (a row_registers plan) says: (its gpu.launch, what only
+    building tells for the schedule record: the stash's bytes)."""
+    lanes, threads, held = plan.lanes, plan.threads, plan.vectors_in_registers
+    rows, cols = group.rows, group.cols
+    n_vectors = plan.row_length // lanes
+    op = launch(count(group.source, rows), threads)
+    body = op.regions[0].blocks[0]
+    bx, tx = body.arguments[0], body.arguments[3]
+    kernel = Kernel(lanes)
+    with ir.InsertionPoint(body):
+        row = delinearize(bx, list(rows)) if rows else []
+        # The thread's slots: vector v = tx + j * threads of the row. The last slot may run past the
+        # row: it loads the row's last vector instead (always in bounds) and is masked out.
+        slots = []
+        for j in range(plan.vectors_per_thread):
+            v = arith.AddIOp(tx, const(j * threads)).result if j else tx
+            point, valid = vector_slot(v, n_vectors, lanes, cols, (j + 1) * threads > n_vectors)
+            slots.append((row + point, valid))
+        if plan.prefetch:
+            prefetch.issue(kernel, group.prefetch, slots, lanes)
+        reread = {v for point, _ in slots[held:] for v in point[len(row):]}
+        stash_at = {tuple(point[len(row):]): j for j, (point, _) in enumerate(slots[held:])}
+        written = [b for b, _ in group.outputs]
+
+        def stash():  # the slots past the registers to shared memory, before a barrier (`row_stash`)
+            if plan.stash:
+                row_stash.stash(kernel, stash_at, len(row), written, tx, threads, body)
+
+        variances = group.variances if plan.one_round_variance else {}
+        means = {z1: z2 for z2, z1 in variances.items()}
+        for i, z in enumerate(group.reductions):
+            if z in variances:  # computed with its mean, below
+                continue
+            element_type = ir.MemRefType(z.out.type).element_type
+            comb_name = z.combiner.name
+            if i:
+                _forget(kernel, reread)
+            if z in means:
+                _mean_and_variance(kernel, z, means[z], slots, lanes, row, cols, tx, threads, body, stash)
+                continue
+            acc = fold(kernel, z, slots, kernel.widen(identity(comb_name, element_type), lanes), lanes)
+            stash()
+            finish_reduction(kernel, z, acc, lanes, row, cols, (tx, threads, body) if plan.one_barrier else None)
+        _forget(kernel, reread)
+        epilogue = row_outputs(group)
+        for point, valid in slots:
+            at = apply_map(group.in_map, point)
+            store_where(kernel, valid, epilogue, [kernel.widen(kernel.value(w, b, at, lanes), lanes)
+                                                  for b, w in epilogue], at)
+        store_row_values(kernel, tx, row, group, epilogue)
+        gpu.TerminatorOp()
+    return op, ({"stash_bytes": kernel.stash_bytes} if kernel.stash_bytes else {})
+
+
+def _forget(kernel, columns) -> None:
+    """Drop the kernel's loaded and computed values at the given column indices: the next use loads
+    them again (the hybrid's slots past the registers)."""
+    if columns:
+        kernel.cache = {k: v for k, v in kernel.cache.items() if not any(x in columns for x in k[1])}
+
+
+def _mean_and_variance(kernel, z1, z2, slots, lanes, row, cols, tx, threads, body, stash) -> None:
+    """Reductions `z1` (a row's sum) and `z2` (its squares about the mean) in one block-wide round
+    (`row_variance`): each thread's count, mean and squares, combined across the block (`stash`
+    called in between)."""
+    moments = row_variance.thread_moments(kernel, z1, slots, lanes)
+    stash()
+    n, mean, squares = row_variance.block_moments(moments, tx, threads, body)
+    for z, total in ((z1, arith.MulFOp(mean, n).result), (z2, squares)):
+        start = start_value(kernel, z, row, len(cols))
+        kernel.registers[z] = arith.AddFOp(start, total).result

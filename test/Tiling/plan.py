@@ -1,0 +1,166 @@
+# The schedule plan of --fusec-lower-groups-to-gpu (python/fusec/codegen/plan.py), decided from a
+# group's facts built by hand, with no IR: threads per row for short, long and few rows, the hybrid
+# and its stash, the row loop for rows too long for registers, the vector lanes (1 for odd widths,
+# rows not a whole number of vectors, accesses across an operand's dims), the prefetch's register
+# budget, flat vectors, and refusals with their reasons.
+
+# RUN: %python %s | FileCheck %s
+
+import sys
+
+from fusec.codegen.plan import Facts, Knobs, Refusal, plan, vector_lanes
+
+assert "fusec.mlir" not in sys.modules and "torch_mlir" not in sys.modules  # the plan needs no MLIR
+
+
+def knobs(**changes):
+    """The pass's knobs, spelled out here (the test's own values), with `changes`."""
+    values = dict(threads_per_block=256, row_registers=32, row_prefetch=True, row_unroll=4, vectors=0,
+                  read_only_cache="off", l2_evict_last=False, row_stash=False, one_barrier_rows=64,
+                  one_round_variance=True)
+    return Knobs(**{**values, **changes})
+
+
+def rows(n_rows, length, width=4, **facts):
+    """The facts of a row group: `n_rows` rows (None: dynamic) of `length` elements of `width` bytes."""
+    return Facts(reductions=facts.pop("reductions", 1), element_bytes=(width,), rows=(n_rows,),
+                 row_length=length, row_last=facts.pop("row_last", length), **facts)
+
+
+def show(name, facts, **changes):
+    print(f"TEST: {name}")
+    decision = plan(facts, knobs(**changes))
+    if isinstance(decision, Refusal):
+        print(decision)
+        return
+    print(" ".join(f"{k}={v}" for k, v in decision.record().items()),
+          f"stash={decision.stash} one_barrier={decision.one_barrier}")
+
+
+# CHECK-LABEL: TEST: short_rows
+# 1024 floats, 4096 rows: 256 vectors of 4, four a thread: two warps a row.
+# CHECK-NEXT: schedule=row_registers rows=4096 row_length=1024 threads=64 lanes=4 vectors_per_thread=4 prefetch=True stash=False one_barrier=False
+show("short_rows", rows(4096, 1024))
+
+# CHECK-LABEL: TEST: long_rows
+# 32768 floats: 1024 threads (the most), 8 vectors each: 32 floats, what `row-registers` holds.
+# CHECK-NEXT: schedule=row_registers rows=4096 row_length=32768 threads=1024 lanes=4 vectors_per_thread=8 prefetch=True
+show("long_rows", rows(4096, 32768))
+
+# CHECK-LABEL: TEST: few_rows
+# 8 rows: a vector a thread, the row over 1024 threads, reductions with one barrier.
+# CHECK-NEXT: schedule=row_registers rows=8 row_length=4096 threads=1024 lanes=4 vectors_per_thread=1 prefetch=True stash=False one_barrier=True
+show("few_rows", rows(8, 4096))
+# CHECK-LABEL: TEST: few_rows_all_reduce
+# CHECK-NEXT: threads=1024 {{.*}} one_barrier=False
+show("few_rows_all_reduce", rows(8, 4096), one_barrier_rows=0)
+
+# CHECK-LABEL: TEST: dynamic_rows
+# A dynamic row count gets the rule for many rows.
+# CHECK-NEXT: schedule=row_registers rows=dynamic row_length=4096 threads=256 lanes=4 vectors_per_thread=4 {{.*}} one_barrier=False
+show("dynamic_rows", rows(None, 4096))
+
+# CHECK-LABEL: TEST: row_loop
+# 65536 floats: 16 vectors a thread at 1024 threads, past the registers: the loop, 256 threads.
+# CHECK-NEXT: schedule=row_loop rows=4096 row_length=65536 threads=256 lanes=4 unroll=4
+show("row_loop", rows(4096, 65536))
+# CHECK-LABEL: TEST: row_loop_short_trip
+# CHECK-NEXT: schedule=row_loop rows=4096 row_length=1024 threads=256 lanes=4 unroll=1
+show("row_loop_short_trip", rows(4096, 1024), row_registers=0)
+
+# CHECK-LABEL: TEST: hybrid
+# `vectors` 16 asks for 64 floats a thread; 32 fit: 8 vectors in registers, 8 read again.
+# CHECK-NEXT: schedule=row_registers rows=4096 row_length=32768 threads=512 lanes=4 vectors_per_thread=16 prefetch=True vectors_in_registers=8 stash=False
+show("hybrid", rows(4096, 32768), vectors=16)
+# CHECK-LABEL: TEST: hybrid_stash
+# CHECK-NEXT: vectors_per_thread=16 {{.*}} vectors_in_registers=8 stash=True
+show("hybrid_stash", rows(4096, 32768), vectors=16, row_stash=True)
+# CHECK-LABEL: TEST: stash_needs_a_hybrid
+# CHECK-NEXT: vectors_per_thread=8 prefetch=True stash=False
+show("stash_needs_a_hybrid", rows(4096, 32768), row_stash=True)
+# CHECK-LABEL: TEST: hybrid_needs_registers
+# No register for the row at all (`row-registers` 0): no hybrid, the loop.
+# CHECK-NEXT: schedule=row_loop
+show("hybrid_needs_registers", rows(4096, 32768), vectors=16, row_registers=0)
+
+# CHECK-LABEL: TEST: lanes
+# Elements per 128-bit access of the narrowest buffer; 1 for a width that does not divide 16.
+# CHECK-NEXT: f32 4, bf16 8, mixed 8, f64 2, 3 bytes 1
+print("TEST: lanes")
+print(f"f32 {vector_lanes((4,))}, bf16 {vector_lanes((2,))}, mixed {vector_lanes((2, 4))}, "
+      f"f64 {vector_lanes((8,))}, 3 bytes {vector_lanes((3,))}")
+
+# CHECK-LABEL: TEST: odd_width
+# CHECK-NEXT: schedule=row_registers rows=4096 row_length=1024 threads=256 lanes=1 vectors_per_thread=4
+show("odd_width", rows(4096, 1024, width=3))
+# CHECK-LABEL: TEST: row_not_whole_vectors
+# CHECK-NEXT: schedule=row_registers rows=4096 row_length=1001 threads=256 lanes=1 vectors_per_thread=4
+show("row_not_whole_vectors", rows(4096, 1001))
+# CHECK-LABEL: TEST: rows_out_of_order
+# CHECK-NEXT: lanes=1 vectors_per_thread=4 prefetch=False
+show("rows_out_of_order", rows(4096, 1024, row_map_identity=False))
+# CHECK-LABEL: TEST: prefetch_across
+# The prefetch would read an operand across its dims: row_registers with scalars (32 a thread, what
+# `row-registers` holds) before the loop with vectors; without the prefetch the vectors stay.
+# CHECK-NEXT: schedule=row_registers rows=4096 row_length=32768 threads=1024 lanes=1 vectors_per_thread=32 prefetch=True
+# CHECK-NEXT: schedule=row_registers rows=4096 row_length=32768 threads=1024 lanes=4 vectors_per_thread=8 prefetch=False
+show("prefetch_across", rows(4096, 32768, vector_misses=frozenset({"prefetch"})))
+print(" ".join(f"{k}={v}" for k, v in plan(rows(4096, 32768, vector_misses=frozenset({"prefetch"})),
+                                            knobs(row_prefetch=False)).record().items()))
+# CHECK-LABEL: TEST: epilogue_across
+# The epilogue reads across an operand's dims, a row too long for registers: the loop, with scalars.
+# CHECK-NEXT: schedule=row_loop rows=4096 row_length=65536 threads=256 lanes=1 unroll=4
+show("epilogue_across", rows(4096, 65536, vector_misses=frozenset({"outputs"})))
+
+# CHECK-LABEL: TEST: variance_one_round
+# Reduction 1 (the variance's sum of squares) reads across an operand's dims, but one round of the
+# variance never folds its elements: the vectors stay; with two rounds they go.
+# CHECK-NEXT: schedule=row_registers {{.*}} lanes=4 vectors_per_thread=4 prefetch=True variance=one round (Chan)
+# CHECK-NEXT: schedule=row_registers rows=4096 row_length=1024 threads=256 lanes=1 vectors_per_thread=4 prefetch=True{{$}}
+variance = rows(4096, 1024, reductions=2, variance=((0, 1),), vector_misses=frozenset({"reduction 1"}))
+show("variance_one_round", variance)
+print(" ".join(f"{k}={v}" for k, v in plan(variance, knobs(one_round_variance=False)).record().items()))
+
+# CHECK-LABEL: TEST: prefetch_budget
+# bf16 rows of 32768 at 1024 threads: 32 registers for rows. The row and `up` (16 registers each)
+# fit; a third row does not.
+# CHECK-NEXT: threads=1024 lanes=8 vectors_per_thread=4 prefetch=True
+# CHECK-NEXT: threads=1024 lanes=8 vectors_per_thread=4 prefetch=False
+show("prefetch_budget", rows(4096, 32768, width=2, prefetch_loads=((True, 2), (True, 2))))
+print(" ".join(f"{k}={v}" for k, v in plan(rows(4096, 32768, width=2, prefetch_loads=((True, 2),) * 3),
+                                            knobs()).record().items() if k != "schedule" and "row" not in k))
+
+# CHECK-LABEL: TEST: flat
+# CHECK-NEXT: schedule=flat elements=16777216 threads=256 lanes=4 stash=False
+show("flat", Facts(out_shapes=((4096, 4096),)))
+# CHECK-LABEL: TEST: flat_vectors
+# CHECK-NEXT: schedule=flat elements=16777216 threads=256 lanes=4 vectors_per_thread=8
+show("flat_vectors", Facts(out_shapes=((4096, 4096),)), vectors=8)
+# CHECK-LABEL: TEST: flat_vectors_few_elements
+# 64 floats: 16 vectors, not one a thread: no more per thread.
+# CHECK-NEXT: schedule=flat elements=64 threads=256 lanes=4 stash=False
+show("flat_vectors_few_elements", Facts(out_shapes=((64,),)), vectors=8)
+# CHECK-LABEL: TEST: flat_dynamic
+# CHECK-NEXT: schedule=flat elements=dynamic threads=256 lanes=4 vectors_per_thread=2
+show("flat_dynamic", Facts(out_shapes=((None, 4096),)), vectors=2)
+# CHECK-LABEL: TEST: flat_lanes_1
+# CHECK-NEXT: schedule=flat elements=4004 threads=512 lanes=1
+# CHECK-NEXT: schedule=flat elements=16 threads=512 lanes=1
+# CHECK-NEXT: schedule=flat elements=dynamic threads=512 lanes=1
+# CHECK-NEXT: schedule=flat elements=16 threads=512 lanes=1
+print("TEST: flat_lanes_1")
+for shape, misses in ((((4, 1001),), ()), (((16, 1),), ()), (((None,),), ()), (((4, 4),), ("outputs",))):
+    print(" ".join(f"{k}={v}" for k, v in plan(Facts(out_shapes=shape, vector_misses=frozenset(misses)),
+                                                knobs(threads_per_block=512)).record().items()))
+
+# CHECK-LABEL: TEST: refused
+# CHECK-NEXT: not fusable by these schedules: a contraction group
+# CHECK-LABEL: TEST: refused_flat
+# CHECK-NEXT: not fusable by these schedules: outputs of different shapes
+# CHECK-LABEL: TEST: refused_dynamic
+# CHECK-NEXT: not fusable by these schedules: a dynamic dim other than the outermost
+# CHECK-NEXT: not fusable by these schedules: a dynamic dim other than the outermost
+show("refused", Facts(refusal="a contraction group"))
+show("refused_flat", Facts(out_shapes=((8, 4096), (8, 1))))
+show("refused_dynamic", Facts(reductions=1, rows=(None, None), row_length=64, row_last=64))
+print(plan(Facts(out_shapes=((None, None),)), knobs()))
