@@ -18,7 +18,7 @@ from .pipeline import run_passes
 from .schedule import launch_schedules
 from .stages import stage_names, stages_for
 
-__all__ = ["Compilation", "compile_spec", "compile_mlir_file", "detect_stage"]
+__all__ = ["Compilation", "compile_spec", "compile_mlir_file", "continue_compile", "detect_stage"]
 
 
 @dataclasses.dataclass
@@ -80,6 +80,13 @@ def _run(comp: Compilation, start: str, stop: str, on_stage: Callable | None) ->
         if on_stage:
             on_stage(stage.name, comp.texts[stage.name])
     return comp
+
+
+def continue_compile(comp: Compilation, stop: str | None = None, on_stage: Callable | None = None) -> Compilation:
+    """Run `comp` on from the last stage it reached through `stop` (default: the last stage)."""
+    stop = _last_stage(comp.options, stop)
+    reached = [name for name in stage_names(comp.options.target) if name in comp.texts][-1]
+    return _run(comp, reached, stop, on_stage)
 
 
 def _apply_tuned_schedules(comp: Compilation) -> None:

@@ -273,6 +273,15 @@ def export_program(spec: ModelSpec, *, upcast_low_precision: bool = True):
         return _export(module, spec, upcast_low_precision)
 
 
+def decomposed_graph(spec: ModelSpec):
+    """The graph the compiler imports: the exported program after the decompositions fusec imports
+    with (`fusec check` lists its ATen ops)."""
+    program = export_program(spec)  # computing bf16/fp16 in fp32, as CompileOptions does by default
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        return program.run_decompositions(_decompositions()).graph
+
+
 def _positional_dynamic_shapes(module, spec):
     dyn = spec.dynamic_shapes
     n_state = len(spec.parameters)
