@@ -105,4 +105,5 @@ def compile_options(args) -> CompileOptions:
 
 
 def add_debug_option(p) -> None:
+    """--debug: not a compile option, but every command that compiles takes it."""
     p.add_argument("--debug", action="store_true", help="show Python tracebacks for errors")
