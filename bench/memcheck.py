@@ -15,18 +15,17 @@ knob: flat kernels then load N vectors together, with a masked last block).
 
 from __future__ import annotations
 
+import argparse
 import sys
 
 import torch
 
-from fusec.bench import DTYPES, check_outputs, compile_entry, reference, suite_entries
+from fusec.bench_suite import DTYPES, check_outputs, compile_entry, reference, suite_entries
 
 SHAPES = [(4, 4096), (37, 1001), (1, 7), (2, 11008), (2, 65536), (3, 40000)]
 
 
 def main(argv=None) -> int:
-    import argparse
-
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--vectors", type=int, default=0, help="the `vectors` knob for every kernel (0: the heuristic)")
     args = p.parse_args(argv)

@@ -17,8 +17,8 @@ import sys
 
 import torch
 
-from fusec.bench import (DTYPES, LARGE_SHAPES, calls_per_replay, check_outputs, compile_entry, device_copy_GBs,
-                         gpu_time_us, reference, suite_entries, warm_up)
+from fusec.bench_suite import DTYPES, LARGE_SHAPES, check_outputs, compile_entry, reference, suite_entries
+from fusec.timing import calls_per_replay, device_copy_GBs, gpu_time_us, warm_up
 
 
 def _variant(text: str) -> dict:

@@ -5,7 +5,7 @@
     python bench/tune_suite.py --ship python/fusec/data/tune-h200.json   # also merge the results there
     python bench/tune_suite.py --cache FILE --ship python/fusec/data/tune-h200.json --ship-only  # merge only
 
-Same logic as `fusec tune` (fusec/tune.py: the candidates, the pruning of candidates that give the
+Same logic as `fusec tune` (fusec/autotune.py: the candidates, the pruning of candidates that give the
 same schedule, MARGIN, the timing), made fast. A pool of worker processes (`--jobs`, default: CPU
 cores - 2; they never touch the GPU) imports each model once (torch.export: ~90% of a compile's
 time) and compiles the heuristic and every candidate from that torch stage, handing back
@@ -38,9 +38,19 @@ from concurrent.futures.process import BrokenProcessPool
 
 import torch
 
-from fusec.bench import (DTYPES, LARGE_SHAPES, LATENCY_SHAPES, _count, calls_per_replay, _one_line, _shapes,
-                         build_entry, check_outputs, find_entry, reference, suite_entries)
+from fusec import CompiledModel
+from fusec.autotune import MARGIN, compile_candidate, compile_torch_stage, light, measure, plan, torch_stage
+from fusec.bench_suite import (DTYPES, LARGE_SHAPES, LATENCY_SHAPES, build_entry, check_outputs, find_entry, reference,
+                               suite_entries)
+from fusec.bench_suite import one_line as _one_line
+from fusec.commands.args import arch as _arch, shape_list as _shapes
+from fusec.commands.bench_table import count as _count
+from fusec.commands.tune import load_timer as _load_timer, write_table as _write
 from fusec.diagnostics import FusecError
+from fusec.frontend import ModelSpec, check_spec
+from fusec.options import CompileOptions
+from fusec.timing import calls_per_replay, time_call
+from fusec.tuning import gpu_names, load_table
 
 
 # ---- the workers: compile, hand back what runs ----------------------------------------------------
@@ -55,10 +65,6 @@ def base_task(name: str, options: dict) -> dict:
     with the heuristic's schedules, as {"comp": light Compilation, "torch": the torch stage's text
     (the candidates start from it), "names" and "weights" (torch.save bytes) of the model's
     parameters, "seconds"}, or {"error": text}."""
-    from fusec.frontend import ModelSpec, check_spec
-    from fusec.options import CompileOptions
-    from fusec.tune import compile_torch_stage, light, torch_stage
-
     t0 = time.perf_counter()
     try:
         model, inputs = build_entry(find_entry(name))
@@ -79,9 +85,6 @@ def base_task(name: str, options: dict) -> dict:
 def candidate_task(text: str, names: list, options: dict, gid: int, knobs: dict):
     """In a worker: the model compiled from its torch stage with `knobs` for group `gid` (a light
     Compilation, or {"error": text})."""
-    from fusec.options import CompileOptions
-    from fusec.tune import compile_candidate
-
     comp = compile_candidate(text, names, CompileOptions(**options), gid, knobs)
     return {"error": _one_line(comp)} if isinstance(comp, BaseException) else comp
 
@@ -107,9 +110,6 @@ class Timer:
             self.ref = reference(eager, self.inputs)
 
     def __call__(self, comp, gid: int, knobs: dict) -> float | None:
-        from fusec import CompiledModel
-        from fusec.tune import time_call
-
         if self.fake is not None:
             return self.fake(comp, gid, knobs)
         try:
@@ -144,8 +144,6 @@ class Winner:
 
 def time_entry(state: State, timer: Timer, gpu: str, arch: str, log) -> tuple[dict, list]:
     """({key: table entry}, [Winner]) for an entry whose compiles are all in."""
-    from fusec.tune import measure
-
     found, winners = {}, []
     for job in state.jobs:
         compiled = [(knobs, state.results[job.group, i]) for i, knobs in enumerate(job.candidates)]
@@ -161,8 +159,6 @@ def time_entry(state: State, timer: Timer, gpu: str, arch: str, log) -> tuple[di
 def confirm(winners: list, bases: dict, timer_of, rounds: int, found: dict, log) -> None:
     """Time each winner against the heuristic again, alternately, `rounds` times (the best of each);
     a winner that no longer beats the heuristic by MARGIN is dropped (its entry keeps the heuristic)."""
-    from fusec.tune import MARGIN
-
     for name in dict.fromkeys(w.name for w in winners):
         try:
             timer = timer_of(name)
@@ -199,10 +195,6 @@ def _free() -> None:
 
 def run(args, log) -> dict:
     """Tune the selected entries into args.cache; the new entries."""
-    from fusec.options import CompileOptions
-    from fusec.tune import _load_timer, _write, plan
-    from fusec.tuning import gpu_names, load_table
-
     dtypes = [args.dtype] if args.dtype else list(DTYPES)
     entries = suite_entries(args.shapes or LARGE_SHAPES + LATENCY_SHAPES, dtypes, args.filter)
     if not entries:
@@ -301,9 +293,6 @@ def run(args, log) -> dict:
 def ship(path: str, cache: str, log) -> None:
     """Merge every entry of the cache into the table at `path`: the winners, and the buckets where
     the heuristic won (knobs {}): a bucket the table holds is one a compile need not tune again."""
-    from fusec.tune import _write
-    from fusec.tuning import load_table
-
     shipped = load_table(path)
     measured = load_table(cache)
     shipped.update(measured)
@@ -314,8 +303,6 @@ def ship(path: str, cache: str, log) -> None:
 
 
 def main(argv=None) -> int:
-    from fusec.cli import _arch
-
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter,
                                 epilog=__doc__.split("\n\n", 1)[1])

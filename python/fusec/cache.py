@@ -31,7 +31,7 @@ import time
 
 from .diagnostics import FusecError
 
-__all__ = ["FORMAT", "CompileCache", "cache_dir", "cache_key", "cmd_cache"]
+__all__ = ["FORMAT", "CompileCache", "cache_dir", "cache_key"]
 
 FORMAT = "fusec-cache/1"
 _ARTIFACT = {"cuda": "kernel.ptx", "cpu": "module.mlir"}
@@ -207,31 +207,3 @@ def _folder_bytes(folder: str) -> int:
         with contextlib.suppress(OSError):
             total += os.path.getsize(os.path.join(folder, name))
     return total
-
-
-def cmd_cache(argv) -> int:
-    """`fusec cache list|clear [--dir DIR]`."""
-    import argparse
-
-    from .cli import ArgumentParser
-
-    p = ArgumentParser(prog="fusec cache", formatter_class=argparse.RawDescriptionHelpFormatter,
-                       description="Show or empty fusec's compile cache (used by torch.compile(backend=\"fusec\")).\n\n"
-                                   "Location: $FUSEC_CACHE_DIR, else $XDG_CACHE_HOME/fusec, else ~/.cache/fusec.")
-    p.add_argument("action", choices=["list", "clear"], help="list: one line per entry; clear: delete them all")
-    p.add_argument("--dir", help="the cache directory (default: as above)")
-    args = p.parse_args(argv)
-    cache = CompileCache(args.dir)
-    if args.action == "clear":
-        n = cache.clear()
-        print(f"fusec cache: cleared {n} entr{'y' if n == 1 else 'ies'} from {cache.root}")
-        return 0
-    entries = cache.entries()
-    print(f"fusec cache: {cache.root}: {len(entries)} entr{'y' if len(entries) == 1 else 'ies'}")
-    for key, s in sorted(entries.items(), key=lambda kv: str(kv[1].get("created", ""))):
-        target = s.get("target") or s.get("options", {}).get("target", "?")
-        arch = f" {s['arch']}" if s.get("arch") else ""
-        hits = "?" if s.get("hits") is None else s["hits"]
-        print(f"  {key[:16]}  {target}{arch}  {s.get('kernels', '?')} kernel(s)  {s['bytes']} bytes  "
-              f"hits {hits}  {s.get('created', '')}  {s.get('ops', '')}  ({s.get('inputs', '')})")
-    return 0

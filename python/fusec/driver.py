@@ -21,7 +21,7 @@ from .pipeline import run_passes
 from .targets import target_of
 from .unsupported import aten_ops_by_location, name_unlowered_op
 
-__all__ = ["Compilation", "compile_spec", "compile_mlir_file", "detect_stage", "run_stages"]
+__all__ = ["Compilation", "compile_spec", "compile_mlir_file", "continue_compile", "detect_stage", "run_stages"]
 
 
 def _print(module) -> str:
@@ -45,6 +45,13 @@ def run_stages(comp: Compilation, start: str, stop: str, on_stage: Callable | No
         if on_stage:
             on_stage(stage.name, comp.texts[stage.name])
     return comp
+
+
+def continue_compile(comp: Compilation, stop: str | None = None, on_stage: Callable | None = None) -> Compilation:
+    """Run `comp` on from the last stage it reached through `stop` (default: the last stage)."""
+    stop = _last_stage(comp.options, stop)
+    reached = [name for name in comp.target.stage_names if name in comp.texts][-1]
+    return run_stages(comp, reached, stop, on_stage)
 
 
 def _last_stage(options: CompileOptions, stop: str | None) -> str:

@@ -15,7 +15,7 @@ import subprocess
 import tempfile
 
 from fusec.backends.cuda_tools import ptxas_path
-from fusec.bench import DTYPES, LARGE_SHAPES, compile_entry, suite_entries
+from fusec.bench_suite import DTYPES, LARGE_SHAPES, compile_entry, suite_entries
 
 REDUCTIONS = ("rmsnorm_silu_mul", "softmax_last", "layernorm", "add_rmsnorm")
 failed = 0

@@ -14,7 +14,7 @@
 import torch
 
 import fusec
-from fusec.bench import rmsnorm_silu_mul, softmax_last as softmax
+from fusec.bench_suite import rmsnorm_silu_mul, softmax_last as softmax
 
 torch.manual_seed(0)
 

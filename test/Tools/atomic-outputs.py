@@ -1,4 +1,4 @@
-# fusec.outputs.write_files_atomically: all files are written or none is, a failure at any step
+# fusec.commands.outputs.write_files_atomically: all files are written or none is, a failure at any step
 # (a full disk while writing, a rename that fails half way) leaves the previous files as they were
 # and no temporary file behind.
 
@@ -11,7 +11,7 @@ import sys
 from unittest import mock
 
 from fusec.diagnostics import FusecError
-from fusec.outputs import write_files_atomically
+from fusec.commands.outputs import write_files_atomically
 
 folder = sys.argv[1]
 ptx, manifest = os.path.join(folder, "k.ptx"), os.path.join(folder, "k.json")

@@ -6,7 +6,7 @@
 # markdown table two columns after fusec's (`heur us`, `tuned/heur` = heuristic us / tuned us), the
 # summary a line. Rows that compared nothing leave both tables as they were.
 
-from fusec.bench import HEADER, _cells, heuristic_line, markdown_table, summary, text_line
+from fusec.commands.bench_table import HEADER, heuristic_line, markdown_table, row_cells as _cells, summary, text_line
 
 
 def timing(us, gbs=1000.0, pct=25.0, kernels=1):

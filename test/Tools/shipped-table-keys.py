@@ -9,7 +9,7 @@
 
 import json
 
-from fusec.bench import Entry, build_entry, find_entry
+from fusec.bench_suite import Entry, build_entry, find_entry
 from fusec.driver import compile_spec
 from fusec.frontend import ModelSpec
 from fusec.options import CompileOptions

@@ -10,7 +10,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import div_to_mul  # noqa: E402
-from fusec.opt import main  # noqa: E402
+from fusec.commands.opt import main  # noqa: E402
 from fusec.passes import REGISTRY, _info  # noqa: E402
 
 REGISTRY[div_to_mul.FLAG] = _info(div_to_mul)

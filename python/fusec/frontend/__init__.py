@@ -7,7 +7,7 @@
 
 from .export import Exported, export_program
 from .model_file import ModelSpec, check_spec, defined_at, load_model_file, model_state
-from .torch_import import decompositions, import_to_torch_dialect, user_frames
+from .torch_import import decomposed_graph, decompositions, import_to_torch_dialect, user_frames
 
 __all__ = ["ModelSpec", "Exported", "load_model_file", "check_spec", "defined_at", "model_state", "export_program",
-           "import_to_torch_dialect", "decompositions", "user_frames"]
+           "import_to_torch_dialect", "decompositions", "decomposed_graph", "user_frames"]

@@ -19,7 +19,7 @@ from ..mlir import ir
 from .export import export_program, shorten
 from .model_file import ModelSpec, model_location
 
-__all__ = ["import_to_torch_dialect", "decompositions", "user_frames"]
+__all__ = ["import_to_torch_dialect", "decompositions", "decomposed_graph", "user_frames"]
 
 
 def decompositions() -> dict:
@@ -53,6 +53,15 @@ def _where_same_branches(condition, x, y):
     if x is not y:
         return NotImplemented
     return torch.ops.aten.expand.default(y, torch.broadcast_shapes(condition.shape, y.shape)).clone()
+
+
+def decomposed_graph(spec: ModelSpec):
+    """The graph the compiler imports: the exported program after the decompositions fusec imports
+    with (`fusec check` lists its ATen ops)."""
+    program = export_program(spec).program  # computing bf16/fp16 in fp32, as CompileOptions does by default
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        return program.run_decompositions(decompositions()).graph
 
 
 def import_to_torch_dialect(spec: ModelSpec, *, upcast_low_precision: bool = True):

@@ -3,13 +3,5 @@
     generate.py   a hypothesis strategy of random models, each rendered as MODEL.py text
     oracle.py     compile, run and compare one model file; the tolerances and why
     worker.py     the subprocess that runs the oracle, so that a compiler crash is a finding
-    runner.py     the command: explore, shrink each distinct failure, write minimal models
+    runner.py     the command (cmd_fuzz): explore, shrink each distinct failure, write minimal models
 """
-
-__all__ = ["cmd_fuzz"]
-
-
-def cmd_fuzz(argv) -> int:
-    from .runner import cmd_fuzz as run
-
-    return run(argv)

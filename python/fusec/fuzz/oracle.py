@@ -288,9 +288,9 @@ def _check_compiled(compiled, plain, arch, symbols: dict) -> dict:
 
 
 def _tolerance_factor(narrowest: str, longest: int) -> float:
-    from ..run import _TOLERANCE
+    from ..numerics import TOLERANCE
 
-    factor = _TOLERANCE[narrowest]
+    factor = TOLERANCE[narrowest]
     if narrowest == "float32" and longest > 1024:
         factor *= math.sqrt(longest / 1024)
     return factor
@@ -301,7 +301,7 @@ def _run_and_compare(compiled, spec, plain, ref32, refs64, hints, target) -> dic
 
     from fusec import FusecError
 
-    from ..run import compare
+    from ..numerics import compare
 
     device = torch.device("cuda") if target == "cuda" else torch.device("cpu")
     inputs = tuple(t.to(device) for t in spec.example_inputs)

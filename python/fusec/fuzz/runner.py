@@ -40,7 +40,7 @@ __all__ = ["cmd_fuzz"]
 
 def _parser():
     try:  # fusec's own: a bad argument is one `error:` line, as every fusec error is
-        from ..cli import ArgumentParser
+        from ..commands.args import ArgumentParser
     except ImportError:
         ArgumentParser = argparse.ArgumentParser
     p = ArgumentParser(prog="fusec fuzz", description=__doc__.split("\n\n")[0],

@@ -13,7 +13,7 @@ import os
 import sys
 import tempfile
 
-from fusec.opt import main as fusec_opt
+from fusec.commands.opt import main as fusec_opt
 
 
 def run(argv):

@@ -1,31 +1,37 @@
-"""`fusec tune MODEL.py`: choose each kernel's schedule by measurement, once per shape bucket.
+"""How `fusec tune` chooses a kernel's schedule by measurement: the candidates, their compiles, the
+pruning and the pick (the command is fusec.commands.tune; bench/tune_suite.py runs the same steps in
+parallel over the bench suite).
 
-For every kernel of the model (a fusion group) whose (signature, bucket) the tuning cache does not
+For every kernel of the model (a fusion group) whose (signature, bucket) the tuning table does not
 hold yet: list candidate knob settings (`fusec.schedule.KNOBS`) for the kind of kernel it is (flat:
 threads per block and vectors per thread; row: rows in registers or not, prefetch, vectors per
 thread, and for the row loop threads and unroll; both: which inputs go through the read-only data
 cache, and the rows loaded with an L2 evict_last policy), compile the model with each candidate for
-that kernel alone, prune them
-with a simple model (candidates that yield the same schedule as another, or as the heuristic, are
-one candidate: the schedule each got is read back from the tiled stage), time the whole model on
-the GPU for each remaining one (CUDA events around CUDA-graph replays, as `fusec bench` does) and
-keep the fastest, if it beats the heuristic by more than the noise margin. Winners go to the cache
-(`fusec.tuning.cache_path()`, or `--cache FILE`), where every later compile of a kernel of the
-same signature and bucket finds them. A kernel already in the cache is not measured again.
-`fusec tune --show` lists the cache. `bench/tune_suite.py` tunes the bench suite the same way,
-compiling in parallel.
+that kernel alone, prune them with a simple model (candidates that yield the same schedule as
+another, or as the heuristic, are one candidate: the schedule each got is read back from the tiled
+stage), time the whole model on the GPU for each remaining one (fusec.timing, as `fusec bench`
+times) and keep the fastest, if it beats the heuristic by more than the noise margin (MARGIN).
 """
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import datetime
 import json
 import os
-import sys
+import tempfile
 
+import torch
+
+from . import CompiledModel
 from .diagnostics import FusecError
+from .driver import compile_mlir_file, compile_spec
+from .schedule import KNOBS, describe_kernels, format_overrides
+from .timing import MIN_WORKING_SET, calls_per_replay, time_call
+from .tuning import gpu_names, key
+
+__all__ = ["FLAT_CANDIDATES", "ROW_CANDIDATES", "MARGIN", "Job", "tune", "plan", "candidates", "torch_stage",
+           "compile_torch_stage", "compile_candidate", "light", "distinct", "measure", "pick", "gpu_timer"]
 
 # The candidates, by the kind of kernel the heuristic made (the knobs that matter to it). A
 # candidate whose knobs are the compile's own defaults is the heuristic and is not tried; one that
@@ -52,48 +58,6 @@ ROW_CANDIDATES = ([{"row_registers": r, "row_prefetch": p} for r in (32, 16) for
 MARGIN = 0.02  # a candidate must beat the heuristic by this fraction to be kept
 
 
-def _parser():
-    from .cli import ArgumentParser, _add_common
-
-    p = ArgumentParser(prog="fusec tune", description=__doc__.split("\n\n")[0],
-                       formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
-    p.add_argument("input", metavar="MODEL.py", nargs="?")
-    p.add_argument("--show", action="store_true", help="list the cache's entries and stop (no GPU needed)")
-    p.add_argument("--cache", metavar="FILE.json", help="the tuning cache to read and write (default: "
-                   "$FUSEC_TUNE_CACHE, else ~/.cache/fusec/tune.json)")
-    p.add_argument("--repeat", type=int, default=50, help="timed runs per candidate (default: 50)")
-    p.add_argument("--timer", metavar="MODULE:FUNCTION", help=argparse.SUPPRESS)  # tests: a fake timer
-    _add_common(p)
-    return p
-
-
-def cmd_tune(argv) -> int:
-    from .cli import _options
-    from .tuning import cache_path, load_table
-
-    args = _parser().parse_args(argv)
-    path = args.cache or cache_path()
-    table = load_table(path)
-    if args.show:
-        print(show(table, path), end="")
-        return 0
-    if args.input is None:
-        raise FusecError("give MODEL.py to tune (or --show)")
-    if args.target != "cuda":
-        raise FusecError("fusec tune measures GPU kernels: it needs --target cuda")
-    options = dataclasses.replace(_options(args), tuning=False)
-    timer = _load_timer(args.timer) if args.timer else None
-    from .frontend import load_model_file
-
-    spec = load_model_file(args.input)
-    new = tune(spec, options, table, timer=timer, repeat=args.repeat, log=print)
-    if new:
-        table.update(new)
-        _write(path, table)
-    print(f"fusec tune: {len(new)} new entr{'y' if len(new) == 1 else 'ies'} -> {path}")
-    return 0
-
-
 @dataclasses.dataclass
 class Job:
     """One kernel to tune: its fusion group, its table key, the heuristic's schedule for it (an
@@ -107,13 +71,11 @@ class Job:
 
 def tune(spec, options, table: dict, *, timer=None, repeat: int = 50, log=print) -> dict:
     """New cache entries for the kernels of `spec` that `table` does not hold."""
-    from .tuning import gpu_names
-
     text = torch_stage(spec, options)
     names = [name for name, _ in spec.parameters]
     base = compile_torch_stage(text, names, options)
     gpu = gpu_names(options.arch)[0]
-    timer = timer or _gpu_timer(spec, repeat)
+    timer = timer or gpu_timer(spec, repeat)
     new, measured = {}, 0
     for job in plan(base, table, gpu, log=log):
         compiled = [(knobs, compile_candidate(text, names, options, job.group, knobs)) for knobs in job.candidates]
@@ -127,9 +89,6 @@ def tune(spec, options, table: dict, *, timer=None, repeat: int = 50, log=print)
 def plan(base, table: dict, gpu: str, *, log=print) -> list[Job]:
     """The kernels of `base` (a compile with tuning off) to tune on `gpu`: those with knobs (fusion
     groups) whose key `table` does not hold, each with its candidates."""
-    from .schedule import describe_kernels
-    from .tuning import key
-
     heuristic = {k["group"]: k for k in describe_kernels(base.schedules, base.manifest, base.options)["kernels"]
                  if "group" in k}
     jobs = []
@@ -144,8 +103,6 @@ def plan(base, table: dict, gpu: str, *, log=print) -> list[Job]:
 
 def candidates(heuristic: dict, options) -> list[dict]:
     """The knob settings worth compiling for a kernel the heuristic scheduled as `heuristic`."""
-    from .schedule import KNOBS
-
     listed = FLAT_CANDIDATES if heuristic.get("schedule") == "flat" else ROW_CANDIDATES
     return [knobs for knobs in listed if all(k in KNOBS for k in knobs)
             and not all(getattr(options, k, None) == v for k, v in knobs.items())]
@@ -154,18 +111,12 @@ def candidates(heuristic: dict, options) -> list[dict]:
 def torch_stage(spec, options) -> str:
     """The model at the torch stage, printed with its locations: torch.export and the import, about
     90% of a compile's time, done once for the heuristic and every candidate."""
-    from .driver import compile_spec
-
     return compile_spec(spec, options, stop="torch").module.operation.get_asm(enable_debug_info=True)
 
 
 def compile_torch_stage(text: str, parameters: list[str], options):
     """The rest of the compile of `torch_stage`'s text (`parameters`: the names of the model's
     weights, spec.parameters): the same PTX, manifest and kernel keys as `compile_spec` gives."""
-    import tempfile
-
-    from .driver import compile_mlir_file
-
     with tempfile.TemporaryDirectory(prefix="fusec-tune-") as folder:
         path = os.path.join(folder, "model.torch.mlir")
         with open(path, "w", encoding="utf-8") as f:
@@ -245,8 +196,6 @@ def pick(job: Job, t0: float, timed, *, gpu: str, arch: str, model: str, log=pri
 
 
 def _option(gid: int, knobs: dict) -> str:
-    from .schedule import format_overrides
-
     return format_overrides((gid, k, v) for k, v in sorted(knobs.items()))
 
 
@@ -255,13 +204,8 @@ def _schedule_key(schedule: dict) -> str:
     return json.dumps({k: v for k, v in schedule.items() if k not in drop}, sort_keys=True)
 
 
-def _gpu_timer(spec, repeat: int):
+def gpu_timer(spec, repeat: int):
     """Time the whole model's GPU work for one compile (µs), as `fusec bench` does."""
-    import torch
-
-    from . import CompiledModel
-    from .bench import MIN_WORKING_SET, calls_per_replay
-
     if not torch.cuda.is_available():
         raise FusecError("fusec tune measures on a CUDA GPU, and none is available")
     inputs = tuple(t.cuda() for t in spec.example_inputs)
@@ -274,58 +218,3 @@ def _gpu_timer(spec, repeat: int):
         return time_call(CompiledModel(comp, spec.parameters), inputs, repeat, calls)
 
     return time_it
-
-
-def time_call(fn, inputs, repeat: int, calls: int) -> float:
-    """GPU µs of one call `fn(*inputs)`, as fusec bench times it, after the same warm-up."""
-    from .bench import gpu_time_us, warm_up
-
-    fn(*inputs)
-    warm_up(lambda: fn(*inputs), calls)
-    return gpu_time_us(lambda: fn(*inputs), repeat, calls)[0]
-
-
-def _load_timer(text: str):
-    """--timer FILE.py:FUNCTION (or MODULE:FUNCTION): a stand-in for the GPU, called as
-    FUNCTION(compilation, group, knobs) -> µs (the tests' fake timer)."""
-    import importlib.util
-
-    where, _, name = text.rpartition(":")
-    if where.endswith(".py"):
-        spec = importlib.util.spec_from_file_location("fusec_tune_timer", where)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    else:
-        module = importlib.import_module(where)
-    return getattr(module, name)
-
-
-def _write(path: str, table: dict) -> None:
-    """Write `table` to `path`, keeping the other top-level fields of the file already there (the
-    shipped table's note)."""
-    from .outputs import write_files_atomically
-
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    try:
-        with open(path, encoding="utf-8") as f:
-            old = json.load(f)
-    except (OSError, ValueError):
-        old = {}
-    extra = {k: v for k, v in old.items() if k not in ("format", "entries")} if isinstance(old, dict) else {}
-    doc = {"format": "fusec-tune/1", **extra, "entries": dict(sorted(table.items()))}
-    write_files_atomically({path: json.dumps(doc, indent=1) + "\n"})
-
-
-def show(table: dict, path: str) -> str:
-    lines = [f"{path}: {len(table)} entr{'y' if len(table) == 1 else 'ies'}"]
-    for k, e in sorted(table.items()):
-        sig, bucket, gpu, version = k.split("|")
-        gain = e["heuristic_us"] / e["us"] if e.get("us") else 1.0
-        lines.append(f"  {sig}  {bucket:<24} {gpu} (fusec {version})  {json.dumps(e.get('knobs', {}))}  "
-                     f"{e.get('us')} us vs heuristic {e.get('heuristic_us')} us ({gain:.2f}x)  [{e.get('model')}]")
-    return "\n".join(lines) + "\n"
-
-
-if __name__ == "__main__":
-    sys.exit(cmd_tune(sys.argv[1:]))

@@ -18,9 +18,18 @@ import sys
 import warnings
 
 import torch
+from torch_mlir.compiler_utils import TorchMlirCompilerError
+from torch_mlir.dialects import torch as torch_dialect
+from torch_mlir.extras.fx_importer import FxImporter
+from torch_mlir.fx import stateless_fx_import
 
-from .diagnostics import FusecError
-from .mlir import ir
+from ..diagnostics import FusecError
+from ..driver import unsupported_ops
+from ..frontend import decomposed_graph, load_model_file
+from ..mlir import ir
+from ..options import CompileOptions
+from ..pipeline import build_pass_manager
+from ..stages import STAGES
 
 _SUPPORTED = "supported"
 
@@ -38,17 +47,7 @@ def _parser():
     return p
 
 
-def exported_graph(spec) -> torch.fx.Graph:
-    """The graph the compiler imports: the exported program after torch-mlir's decompositions."""
-    from .frontend import _decompositions, export_program
-
-    program = export_program(spec)  # computing bf16/fp16 in fp32, as CompileOptions does by default
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", FutureWarning)
-        return program.run_decompositions(_decompositions()).graph
-
-
-_FUSEC_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_FUSEC_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # python/fusec/
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
 
 
@@ -115,16 +114,6 @@ def _symbolic(graph: torch.fx.GraphModule) -> bool:
 
 def verdict(node) -> str:
     """'supported', or why fusec cannot compile this op: lowers it alone to the linalg stage."""
-    from torch_mlir.compiler_utils import TorchMlirCompilerError
-    from torch_mlir.dialects import torch as torch_dialect
-    from torch_mlir.extras.fx_importer import FxImporter
-    from torch_mlir.fx import stateless_fx_import
-
-    from .options import CompileOptions
-    from .driver import unsupported_ops
-    from .pipeline import build_pass_manager
-    from .stages import STAGES
-
     graph = _one_op_graph(node)
     context = ir.Context()
     torch_dialect.register_dialect(context)
@@ -168,7 +157,7 @@ def _failure(messages: list[str]) -> str:
 
 def check(spec, out) -> int:
     """Print one row per op (and verdict) in graph order, then a summary; return the exit status."""
-    nodes = [n for n in exported_graph(spec).nodes
+    nodes = [n for n in decomposed_graph(spec).nodes
              if n.op == "call_function" and isinstance(n.target, torch._ops.OpOverload)]
     verdicts, rows = {}, {}  # rows: (op, verdict) -> [count, places]
     for node in nodes:
@@ -193,8 +182,6 @@ def check(spec, out) -> int:
 
 
 def cmd_check(argv) -> int:
-    from .frontend import load_model_file
-
     args = _parser().parse_args(argv)
     if args.input.endswith(".mlir"):
         raise FusecError(f"{args.input}: fusec check takes a MODEL.py; an .mlir file has no ATen ops to check")

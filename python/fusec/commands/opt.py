@@ -15,13 +15,17 @@ import os
 import sys
 import textwrap
 
-from .diagnostics import (
+from fusec.passes import REGISTRY
+
+from ..diagnostics import (
     CapturedDiagnostic,
     FusecError,
     format_mlir_diagnostics,
     native_stderr,
     run_tool,
 )
+from ..mlir import ir, new_context
+from ..pipeline import build_pass_manager
 from .outputs import check_writable, write_files_atomically
 
 SPLIT_MARKER = "// -----"
@@ -30,8 +34,6 @@ _OWN_FLAGS = {"--split-input-file", "--mlir-print-ir-after-all", "--mlir-print-d
 
 
 def _usage() -> str:
-    from fusec.passes import REGISTRY
-
     rows = "\n".join(f"  --{p.flag:<32} {p.summary}" for p in REGISTRY.values())
     return textwrap.dedent("""\
         usage: fusec-opt [FILE.mlir | -] [options] [--PASS[=OPTIONS] ...]
@@ -56,8 +58,6 @@ def _usage() -> str:
 
 
 def _pass_descriptions() -> str:
-    from fusec.passes import REGISTRY
-
     def options(p):
         return "".join(f"\n    option {name} (default {default}): {text}" for name, (default, text) in p.options.items())
 
@@ -137,9 +137,6 @@ def validate_pipeline(elements: list[tuple[str, str]]) -> None:
 
     `elements` are (origin, element): a flag (`--canonicalize=...`) names the user's argument in
     the error; any other origin (`--pass-pipeline`, a stage of fusec's) is named by the element."""
-    from .mlir import new_context
-    from .pipeline import build_pass_manager
-
     ctx = new_context()
     for origin, element in elements:
         failure = None
@@ -160,9 +157,6 @@ def validate_pipeline(elements: list[tuple[str, str]]) -> None:
 def process(data: bytes, source_name: str, elements: list[str], flags: set[str]) -> tuple[list[str], list[str]]:
     """Returns (outputs, error lines) over all parts of the input (MLIR text, as bytes: MLIR reports
     bytes that are not text as its own `file:line:col` errors)."""
-    from .mlir import ir, new_context
-    from .pipeline import build_pass_manager
-
     outputs, errors = [], []
     for chunk in _chunks(data, "--split-input-file" in flags):
         ctx = new_context()

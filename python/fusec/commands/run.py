@@ -8,27 +8,32 @@ from __future__ import annotations
 
 import argparse
 import copy
+import platform
 import statistics
+import time
 
-from .diagnostics import FusecError
+import torch
 
-_TOLERANCE = {"float32": 1e-5, "float64": 1e-5, "bfloat16": 1e-2, "float16": 1e-2}
+from ..diagnostics import FusecError
+from ..driver import compile_spec
+from ..frontend import load_model_file
+from ..numerics import compare
+from ..runtime.cpu import CpuExecutable
+from ..runtime.cuda import CudaExecutable, cuda_available
+from .args import add_compile_options, add_debug_option, compile_options
 
 
 def _parser():
-    from .cli import _add_common
-
     p = argparse.ArgumentParser(prog="fusec run", description=__doc__.split("\n\n")[0])
     p.add_argument("input", metavar="MODEL.py")
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default: 0)")
     p.add_argument("--repeat", type=int, default=100, help="timed runs (default: 100)")
-    _add_common(p)
+    add_compile_options(p)
+    add_debug_option(p)
     return p
 
 
 def random_like(t, generator):
-    import torch
-
     if t.dtype.is_floating_point:
         return torch.randn(t.shape, generator=generator, dtype=torch.float32).to(t.dtype)
     if t.dtype == torch.bool:
@@ -36,25 +41,7 @@ def random_like(t, generator):
     return torch.randint(-8, 8, t.shape, generator=generator, dtype=t.dtype)
 
 
-def compare(out, ref) -> tuple[float, float, float]:
-    """(max abs error, max|ref|, tolerance as abs error); NaNs must agree in position."""
-    import torch
-
-    out32, ref32 = out.float(), ref.float()
-    nan_out, nan_ref = torch.isnan(out32), torch.isnan(ref32)
-    if not torch.equal(nan_out, nan_ref):
-        return float("inf"), 0.0, 0.0
-    finite = ~nan_ref
-    diff = (out32 - ref32).abs()[finite]
-    max_abs = float(diff.max()) if diff.numel() else 0.0
-    scale = float(ref32[finite].abs().max()) if diff.numel() else 0.0
-    tol = _TOLERANCE.get(str(ref.dtype)[6:], 0.0) * max(scale, 1e-30)
-    return max_abs, scale, tol
-
-
 def _eager(model, inputs):
-    import torch
-
     model = copy.deepcopy(model).to(inputs[0].device) if isinstance(model, torch.nn.Module) else model
     with torch.no_grad():
         out = model(*inputs)
@@ -62,8 +49,6 @@ def _eager(model, inputs):
 
 
 def _time_us(fn, inputs, repeat: int) -> float:
-    import torch
-
     if inputs[0].device.type == "cpu":
         return _time_cpu_us(fn, inputs, repeat)
     for _ in range(3):
@@ -80,8 +65,6 @@ def _time_us(fn, inputs, repeat: int) -> float:
 
 
 def _time_cpu_us(fn, inputs, repeat: int) -> float:
-    import time
-
     fn(*inputs)
     times = []
     for _ in range(repeat):
@@ -94,15 +77,7 @@ def _time_cpu_us(fn, inputs, repeat: int) -> float:
 def _executable(comp):
     """The runtime of the compile's target, poisoning its buffers; and the device's name."""
     if comp.options.target == "cpu":
-        import platform
-
-        from .runtime.cpu import CpuExecutable
-
         return CpuExecutable(comp.artifact, comp.manifest, poison=True), f"the cpu ({platform.machine()})"
-    import torch
-
-    from .runtime.cuda import CudaExecutable, cuda_available
-
     if not cuda_available():
         raise FusecError("fusec run needs a CUDA GPU and none is available on this machine "
                          "(`fusec run --target cpu` runs the cpu reference target)")
@@ -111,15 +86,9 @@ def _executable(comp):
 
 
 def cmd_run(argv) -> int:
-    import torch
-
     args = _parser().parse_args(argv)
-    from .cli import _options
-    from .driver import compile_spec
-    from .frontend import load_model_file
-
     spec = load_model_file(args.input)
-    comp = compile_spec(spec, _options(args))
+    comp = compile_spec(spec, compile_options(args))
     exe, name = _executable(comp)
     device = exe.device
     print(f"fusec run: {args.input} on {name}: {len(comp.kernels)} kernel{'s' if len(comp.kernels) != 1 else ''}")

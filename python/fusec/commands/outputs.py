@@ -12,7 +12,7 @@ import os
 import stat
 import tempfile
 
-from .diagnostics import FusecError
+from ..diagnostics import FusecError
 
 __all__ = ["check_writable", "write_files_atomically"]
 

@@ -18,9 +18,17 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import sys
 
-from .diagnostics import location_to_text
-from .mlir import ir
+from ..diagnostics import FusecError, location_to_text
+from ..driver import compile_spec, continue_compile
+from ..frontend import export_program, load_model_file
+from ..fusion.traffic import eager_ops
+from ..html.page import render_page
+from ..html.roofline import load_bench
+from ..mlir import ir
+from .args import ArgumentParser, add_compile_options, add_debug_option, compile_options
+from .outputs import check_writable, write_files_atomically
 
 __all__ = ["Explanation", "Kernel", "Decision", "build_explanation", "render_text", "cmd_explain"]
 
@@ -115,9 +123,6 @@ def _short(path: str | None, source: str) -> str:
 
 def build_explanation(spec, module, fusion: str) -> Explanation:
     """The explanation of a model: `module` is at the `fused` stage (its groups carry the figures)."""
-    from .frontend import export_program
-    from .fusion.traffic import eager_ops
-
     ops, views = eager_ops(export_program(spec, upcast_low_precision=False))
     for o in ops:
         o.line = _short(o.location, spec.source)
@@ -163,8 +168,6 @@ def render_text(e: Explanation, out) -> None:
 
 
 def _parser():
-    from .cli import ArgumentParser, _add_common
-
     p = ArgumentParser(prog="fusec explain", description=__doc__.split("\n\n")[0])
     p.add_argument("input", metavar="MODEL.py")
     p.add_argument("--html", metavar="FILE.html",
@@ -172,26 +175,17 @@ def _parser():
                         "diffs between stages, the traffic table, the decisions, each kernel's schedule")
     p.add_argument("--bench-json", metavar="FILE",
                    help="with --html: results of `fusec bench --json FILE`, drawn as a roofline picture")
-    _add_common(p)
+    add_compile_options(p)
+    add_debug_option(p)
     return p
 
 
 def cmd_explain(argv) -> int:
-    import sys
-
-    from .cli import _options
-    from .diagnostics import FusecError
-    from .driver import compile_spec
-    from .frontend import load_model_file
-
     args = _parser().parse_args(argv)
     if args.bench_json and not args.html:
         raise FusecError("--bench-json draws into the --html page: give --html FILE.html too")
     bench = None
     if args.html:
-        from .outputs import check_writable
-        from .walkthrough_roofline import load_bench
-
         check_writable(args.html, "--html")
         bench = load_bench(args.bench_json) if args.bench_json else None
     spec = load_model_file(args.input)
@@ -201,12 +195,18 @@ def cmd_explain(argv) -> int:
               f"({', '.join(str(list(t.shape)) for t in spec.example_inputs)}); the compiled kernels take any "
               "row count", file=sys.stderr)
         spec = dataclasses.replace(spec, dynamic_shapes=None)
-    comp = compile_spec(spec, _options(args), stop="fused")
+    comp = compile_spec(spec, compile_options(args), stop="fused")
     e = build_explanation(spec, comp.module, comp.options.fusion)
     if not args.html:
         render_text(e, sys.stdout)
         return 0
-    from .walkthrough_html import write_walkthrough
-
-    write_walkthrough(args.html, e, comp, bench)
+    _write_page(args.html, e, comp, bench)
     return 0
+
+
+def _write_page(path: str, e: Explanation, comp, bench=None) -> None:
+    """Compile `comp` (at the fused stage) through its last stage, then write the page at `path`."""
+    continue_compile(comp)
+    write_files_atomically({path: render_page(e, comp, bench)})
+    print(f"fusec explain: wrote {path}: {len(comp.texts)} stages, {len(e.kernels)} "
+          f"kernel{'' if len(e.kernels) == 1 else 's'}, {len(e.decisions)} decisions")

@@ -13,7 +13,7 @@ import html
 import json
 import math
 
-from .diagnostics import FusecError
+from ..diagnostics import FusecError
 
 __all__ = ["load_bench", "roofline_svg", "IMPLEMENTATIONS"]
 

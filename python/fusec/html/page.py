@@ -4,8 +4,8 @@ Sections: the pipeline (every stage, one line each), the traffic table (explain'
 decision log, each kernel's schedule (the launch manifest and the kernel's attributes), the roofline
 picture (with --bench-json), then every stage: the passes that made it, the ops that appeared and
 disappeared, a collapsible diff from the previous stage and the IR. Nothing is fetched: the CSS,
-the script and the pictures (SVG) are inline. The page depends only on its inputs (no date), and it
-is written atomically (outputs.write_files_atomically).
+the script and the pictures (SVG) are inline. The page depends only on its inputs (no date);
+`fusec explain` writes it atomically (fusec.commands.explain).
 """
 
 from __future__ import annotations
@@ -13,12 +13,15 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from html import escape
 
-from .walkthrough_assets import CSS, SCRIPT
-from .walkthrough_stages import stage_views
+from ..schedule import describe_kernels
+from .assets import CSS, SCRIPT
+from .roofline import roofline_svg
+from .stage_views import stage_views
 
-__all__ = ["render_page", "write_walkthrough"]
+__all__ = ["render_page"]
 
 
 def _table(head: list, rows: list, cls: str = "") -> str:
@@ -73,8 +76,6 @@ def _decisions(e) -> str:
 
 
 def _kernel_attributes(gpu_text: str, kernel: str) -> str:
-    import re
-
     m = re.search(r"gpu\.func @" + re.escape(kernel) + r"\(.*?\) kernel attributes \{(.*)\} \{", gpu_text or "")
     return m[1] if m else ""
 
@@ -125,8 +126,6 @@ def _chosen_schedules(comp) -> list:
     """Each launch's schedule (fusec.schedule, in launch order), or [] when the compile has none."""
     if not getattr(comp, "schedules", None) or not comp.manifest:
         return []
-    from .schedule import describe_kernels
-
     return describe_kernels(comp.schedules, comp.manifest, comp.options, comp.tuned)["kernels"]
 
 
@@ -134,8 +133,6 @@ def _roofline(e, bench) -> str:
     if bench is None:
         return ("<p>No benchmark figures: run <code>fusec bench --json FILE</code> on a GPU, then "
                 "<code>fusec explain MODEL.py --html PAGE --bench-json FILE</code>.</p>")
-    from .walkthrough_roofline import roofline_svg
-
     model = os.path.splitext(os.path.basename(e.source))[0]
     svg, rows = roofline_svg(bench, model, e.fused_total)
     meta = escape(f"{bench.get('gpu', '?')}, {bench.get('date', '?')}: {bench.get('command', '')}")
@@ -198,18 +195,3 @@ def render_page(e, comp, bench=None) -> str:
             f'<button id="collapse" type="button">collapse all</button></nav>\n<main>\n'
             f"<h1>fusec walkthrough: {escape(name)}</h1>\n" + "\n".join(body)
             + f"\n</main>\n<script>{SCRIPT}</script>\n</body>\n</html>\n")
-
-
-def write_walkthrough(path: str, e, comp, bench=None) -> None:
-    """Compile `comp` (at the fused stage) through its last stage, then write the page at `path`."""
-    from .driver import _run
-    from .outputs import write_files_atomically
-    from .stages import stage_names
-
-    names = stage_names(comp.options.target)
-    done = [n for n in names if n in comp.texts]
-    if done[-1] != names[-1]:
-        _run(comp, done[-1], names[-1], None)
-    write_files_atomically({path: render_page(e, comp, bench)})
-    print(f"fusec explain: wrote {path}: {len(comp.texts)} stages, {len(e.kernels)} "
-          f"kernel{'' if len(e.kernels) == 1 else 's'}, {len(e.decisions)} decisions")

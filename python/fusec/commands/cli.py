@@ -12,15 +12,20 @@ from __future__ import annotations
 
 import argparse
 import collections
+import importlib
 import json
 import os
 import re
 import sys
 
-from .diagnostics import FusecError, run_tool
-from .manifest import format_size
-from .options import MIN_PTX as _MIN_PTX
-from .stages import CPU_STAGES, STAGE_NAMES, STAGES, stage_names
+from ..diagnostics import FusecError, run_tool
+from ..driver import compile_mlir_file, compile_spec
+from ..manifest import format_size
+from ..schedule import describe_kernels, format_document
+from ..stages import CPU_STAGES, STAGE_NAMES, STAGES, stage_names, stages_for
+from .args import ArgumentParser, add_compile_options, add_debug_option, compile_options
+from .opt import validate_pipeline
+from .outputs import check_writable, write_files_atomically
 
 _EXTENSIONS = {"llvm": "ll", "ptx": "ptx"}
 
@@ -29,16 +34,6 @@ def _stage_help() -> str:
     return ("\n".join(f"  {s.name:<7} {s.summary}" for s in STAGES) + "\n\nStages of --target cpu "
             "(the reference target, run by MLIR's ExecutionEngine; -o writes FILE.mlir):\n"
             + "\n".join(f"  {s.name:<7} {s.summary}" for s in CPU_STAGES))
-
-
-class ArgumentParser(argparse.ArgumentParser):
-    """argparse, with a bad argument reported as one `fusec: error:` line (exit 1), as every other
-    error is, instead of the usage block and exit 2."""
-
-    def error(self, message):
-        if message.startswith(("unrecognized arguments", "the following arguments are required")):
-            message += f" (`{self.prog} --help` lists the options)"
-        raise FusecError(message)
 
 
 def _compile_parser() -> argparse.ArgumentParser:
@@ -61,94 +56,20 @@ def _compile_parser() -> argparse.ArgumentParser:
                    help="print the IR after STAGE and stop: " + " | ".join(STAGE_NAMES) +
                         "; or `schedule`: each kernel's schedule as JSON (edit it, give it to --schedule)")
     p.add_argument("--dump-dir", metavar="DIR", help="write every stage's IR to DIR")
-    _add_common(p)
+    add_compile_options(p)
+    add_debug_option(p)
     return p
 
 
-# The PTX ISA version each architecture needs, as LLVM's NVPTX back end requires it (a lower one is
-# an `LLVM ERROR` that kills the process; an unknown name is PTX for LLVM's default target).
-
-
-def _ptx_version() -> int:
-    """The PTX ISA version fusec writes (CompileOptions.ptx_features, not a command-line option)."""
-    import dataclasses
-
-    from .options import CompileOptions
-
-    features = {f.name: f.default for f in dataclasses.fields(CompileOptions)}["ptx_features"]
-    return max(int(v) for v in re.findall(r"ptx(\d+)", features))
-
-
-def _arch(text: str) -> str:
-    """--arch: an NVPTX architecture that LLVM knows and fusec's PTX version can target."""
-    m = re.fullmatch(r"sm_(\d+)[a-z]?", text)
-    if m and int(m[1]) < 70:
-        raise argparse.ArgumentTypeError(f"{text} is older than fusec supports: use sm_70 or newer")
-    ptx = _ptx_version()
-    usable = [a for a, v in _MIN_PTX.items() if v <= ptx]
-    if text not in _MIN_PTX:
-        raise argparse.ArgumentTypeError(f"unknown GPU architecture '{text}' (use one of {', '.join(usable)})")
-    if _MIN_PTX[text] > ptx:
-        raise argparse.ArgumentTypeError(
-            f"{text} needs PTX {_MIN_PTX[text] / 10:.1f}, and fusec writes PTX {ptx / 10:.1f} "
-            f"(use one of {', '.join(usable)})")
-    return text
-
-
-def _int_in(low: int, high: int, multiple: int = 1):
-    """An argparse type: an integer in [low, high] (and a multiple of `multiple`)."""
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected an integer, not '{text}'") from None
-        if not low <= value <= high or value % multiple:
-            of = f"a multiple of {multiple} " if multiple > 1 else ""
-            raise argparse.ArgumentTypeError(f"must be {of}in [{low}, {high}], not {value}")
-        return value
-
-    return parse
-
-
-def _add_common(p):
-    p.add_argument("--target", choices=["cuda", "cpu"], default="cuda",
-                   help="cuda: PTX for NVIDIA GPUs (default); cpu: the reference target, through MLIR's "
-                        "ExecutionEngine, for checking numerics without a GPU")
-    p.add_argument("--arch", type=_arch, default="sm_90", help="GPU architecture (default: sm_90)")
-    p.add_argument("--fusion", choices=["none", "elementwise", "full"], default="full",
-                   help="none: one kernel per op, as eager; elementwise: pointwise chains only; "
-                        "full: the cost model's groups (default)")
-    p.add_argument("--max-registers", type=_int_in(16, 255), default=128,
-                   help="fusion rule 6: estimated registers per thread a kernel may use, 16 to 255 "
-                        "(default: 128)")
-    p.add_argument("--threads-per-block", type=_int_in(32, 1024, multiple=32), default=256,
-                   help="threads along the innermost parallel dimension, a multiple of 32 up to 1024 "
-                        "(default: 256)")
-    p.add_argument("--schedule", metavar="FILE.json",
-                   help="per-kernel schedule knobs, as `--emit schedule` prints them (cuda target)")
-    p.add_argument("--debug", action="store_true", help="show Python tracebacks for errors")
-
-
-def _options(args):
-    from .options import CompileOptions
-    from .schedule import load_schedule_file
-
-    schedule = load_schedule_file(args.schedule) if getattr(args, "schedule", None) else ""
-    return CompileOptions(target=args.target, arch=args.arch, threads_per_block=args.threads_per_block, fusion=args.fusion,
-                          max_registers=args.max_registers, schedule=schedule)
-
-
 def _compile(args, stop: str, on_stage=None):
-    from .driver import compile_mlir_file, compile_spec
-
-    options = _options(args)
+    options = compile_options(args)
     _validate_pipelines(options)
     if os.path.isdir(args.input):
         raise FusecError(f"cannot read {args.input}: it is a directory")
     if args.input.endswith(".mlir"):
         _check_not_empty(args.input)
         return compile_mlir_file(args.input, options, stop=stop, on_stage=on_stage)
-    from .frontend import load_model_file  # imports torch: only for model files
+    from ..frontend import load_model_file  # imports torch (~3 s): only for model files, not .mlir or --help
 
     spec = load_model_file(args.input)
     return compile_spec(spec, options, stop=stop, on_stage=on_stage)
@@ -157,9 +78,6 @@ def _compile(args, stop: str, on_stage=None):
 def _validate_pipelines(options) -> None:
     """Build every stage's pass pipeline before compiling: a pipeline MLIR cannot build is one error
     now, not a failure (or a line of LLVM's) half way through a compile."""
-    from .opt import validate_pipeline
-    from .stages import stages_for
-
     validate_pipeline([(f"stage {stage.name}", element) for stage in stages_for(options.target)
                        if stage.passes is not None for element in stage.passes(options)])
 
@@ -180,8 +98,6 @@ def torch_op_counts(torch_ir: str) -> collections.Counter:
 
 
 def cmd_compile(argv) -> int:
-    from .outputs import check_writable, write_files_atomically
-
     args = _compile_parser().parse_args(argv)
     if args.output is None and args.emit is None and args.dump_dir is None:
         raise FusecError("nothing to do: give -o FILE.ptx, --emit STAGE or --dump-dir DIR")
@@ -219,8 +135,6 @@ def cmd_compile(argv) -> int:
             os.rmdir(folder)
         raise
     if emit_schedule:
-        from .schedule import describe_kernels, format_document
-
         sys.stdout.write(format_document(describe_kernels(comp.schedules or [], comp.manifest, comp.options,
                                                           comp.tuned)))
     if args.emit:
@@ -298,15 +212,16 @@ def _summary(source: str, comp, ptx_path: str) -> None:
         print(f"  {s['kernel']:<16} {where}")
 
 
-# `fusec NAME ...` runs SUBCOMMANDS[NAME] ("module:function", imported only when used).
+# `fusec NAME ...` runs SUBCOMMANDS[NAME] ("module:function"), imported only when used: most commands
+# import torch (seconds), which `fusec MODEL.mlir` and `fusec --help` do without.
 SUBCOMMANDS = {
-    "run": "fusec.run:cmd_run",
-    "explain": "fusec.explain:cmd_explain",
-    "bench": "fusec.bench:cmd_bench",
-    "check": "fusec.check:cmd_check",
-    "fuzz": "fusec.fuzz:cmd_fuzz",
-    "cache": "fusec.cache:cmd_cache",
-    "tune": "fusec.tune:cmd_tune",
+    "run": "fusec.commands.run:cmd_run",
+    "explain": "fusec.commands.explain:cmd_explain",
+    "bench": "fusec.commands.bench:cmd_bench",
+    "check": "fusec.commands.check:cmd_check",
+    "fuzz": "fusec.fuzz.runner:cmd_fuzz",
+    "cache": "fusec.commands.cache:cmd_cache",
+    "tune": "fusec.commands.tune:cmd_tune",
 }
 
 
@@ -315,8 +230,6 @@ def main(argv=None) -> int:
 
     def body() -> int:
         if argv and argv[0] in SUBCOMMANDS:
-            import importlib
-
             module, function = SUBCOMMANDS[argv[0]].split(":")
             return getattr(importlib.import_module(module), function)(argv[1:])
         return cmd_compile(argv)

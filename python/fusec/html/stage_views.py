@@ -9,7 +9,9 @@ import dataclasses
 import difflib
 import re
 
-from .stages import stages_for
+from fusec.passes import lookup
+
+from ..stages import stages_for
 
 __all__ = ["StageView", "stage_views", "PASS_NOTES"]
 
@@ -80,8 +82,6 @@ def op_counts(text: str) -> collections.Counter:
 
 
 def _note(element: str) -> str:
-    from fusec.passes import lookup
-
     name = element.split("{", 1)[0]
     nested = re.match(r"^([\w.]+)\((.*)\)$", element)
     if nested:  # func.func(convert-linalg-to-parallel-loops): the note of the nested pass(es)

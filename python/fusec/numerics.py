@@ -1,0 +1,27 @@
+"""A compiled model's outputs against a reference's: the tolerances of `fusec run`, `fusec bench`
+and the fuzzer's oracle (fusec.fuzz.oracle).
+
+Tolerance: max abs error <= 1e-5 x max|ref| in fp32, 1e-2 x max|ref| in bf16/fp16.
+"""
+
+from __future__ import annotations
+
+import torch
+
+__all__ = ["TOLERANCE", "compare"]
+
+TOLERANCE = {"float32": 1e-5, "float64": 1e-5, "bfloat16": 1e-2, "float16": 1e-2}  # x max|ref|, by dtype
+
+
+def compare(out, ref) -> tuple[float, float, float]:
+    """(max abs error, max|ref|, tolerance as abs error); NaNs must agree in position."""
+    out32, ref32 = out.float(), ref.float()
+    nan_out, nan_ref = torch.isnan(out32), torch.isnan(ref32)
+    if not torch.equal(nan_out, nan_ref):
+        return float("inf"), 0.0, 0.0
+    finite = ~nan_ref
+    diff = (out32 - ref32).abs()[finite]
+    max_abs = float(diff.max()) if diff.numel() else 0.0
+    scale = float(ref32[finite].abs().max()) if diff.numel() else 0.0
+    tol = TOLERANCE.get(str(ref.dtype)[6:], 0.0) * max(scale, 1e-30)
+    return max_abs, scale, tol
