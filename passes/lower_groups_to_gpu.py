@@ -45,7 +45,7 @@ from fusec.mlir import ir
 # importing this pass (fusec.passes/__init__ imports every pass), before `facts` is complete.
 from fusec.codegen import facts, flat, row_loop, row_registers
 from fusec.codegen.plan import Knobs, Refusal, plan
-from fusec.schedule import KNOBS, READ_ONLY_CACHE, parse_overrides
+from fusec.knobs import check_value, knob, parse_overrides, pass_option_name, pass_option_table
 
 from .l2_evict_last import tag_evict_last_loads
 from .read_only_arguments import tag_read_only_loads
@@ -53,45 +53,20 @@ from .read_only_arguments import tag_read_only_loads
 FLAG = "fusec-lower-groups-to-gpu"
 SUMMARY = "Lower each fused group of linalg ops on buffers to one gpu.launch (row or flat schedule)"
 
-# ---- The knobs: the pass's options (name: (default, help)) and `run`'s keyword parameters, the
-# same knobs with the same defaults. Nothing else reads the defaults: `run` hands them on as a dict.
-OPTIONS = {"threads-per-block": (256, "threads per block (rows use fewer when rows are short)"),
-           "row-registers": (32, "most elements of a row one thread keeps in registers per input; longer rows "
-                                 "loop over memory (0: always loop)"),
-           "row-prefetch": (True, "load the epilogue's inputs before the row's reductions, when registers allow"),
-           "row-unroll": (4, "vectors per thread each trip of a row loop handles (loads in flight per thread)"),
-           "vectors": (0, "vectors each thread handles: in a row_registers kernel the vectors of the row it holds, "
-                          "which sets the threads per row; in a flat kernel the vectors it loads together "
-                          "(0: the heuristic: `row_threads`, and 1 for flat kernels)"),
-           "read-only-cache": ("off", "which inputs the kernel reads through the read-only data cache (ld.global.nc): "
-                                      "off, weights (inputs smaller than its output: read by every row) or inputs "
-                                      "(every input); their loads get `fusec.read_only`, which "
-                                      "--fusec-read-only-arguments turns into the kernel's argument attributes"),
-           "l2-evict-last": (False, "load the inputs as large as the kernel's output (its rows) with an L2 "
-                                    "evict_last cache policy; their loads get `fusec.l2_evict_last`, which "
-                                    "--fusec-l2-evict-last writes as PTX"),
-           "row-stash": (False, "a hybrid row_registers kernel (`vectors` past `row-registers`) stores the part of "
-                                "its row past its registers to shared memory and reads it from there in later "
-                                "phases, instead of from global memory (`row_stash`)"),
-           "schedule": ("", "per-group overrides of the eight knobs above, GROUP.KNOB=VALUE separated by commas: "
-                            "0.row_prefetch=0,1.threads_per_block=512 (what --schedule FILE becomes)"),
-           "one-barrier-rows": (64, "row kernels with at most this many rows (a static count) combine each float "
-                                    "sum, max or min with one barrier (`block_reduce`) instead of gpu.all_reduce's "
-                                    "two (0: never)"),
-           "one-round-variance": (True, "a row's mean and variance (LayerNorm's two sums) in one block-wide "
-                                        "combination (`row_variance`) instead of one each")}
+# The pass's options are the knobs of fusec.knobs that it reads (threads-per-block, row-registers, ...,
+# schedule): their defaults, values and help live there. `run` gets every one (fusec.passes fills in
+# the defaults), checks their values and hands them on as a dict.
+OPTIONS = pass_option_table(FLAG)
 
 
-def run(module_op, pass_, threads_per_block: int = 256, row_registers: int = 32, row_prefetch: bool = True,
-        row_unroll: int = 4, vectors: int = 0, read_only_cache: str = "off", l2_evict_last: bool = False,
-        row_stash: bool = False,
-        one_barrier_rows: int = 64, one_round_variance: bool = True, schedule: str = "") -> None:
-    defaults = {"threads_per_block": threads_per_block, "row_registers": row_registers,
-                "row_prefetch": row_prefetch, "row_unroll": row_unroll, "vectors": vectors,
-                "read_only_cache": read_only_cache, "l2_evict_last": l2_evict_last, "row_stash": row_stash,
-                "one_barrier_rows": one_barrier_rows, "one_round_variance": one_round_variance}
+def run(module_op, pass_, schedule: str, **defaults) -> None:
+    for name, value in defaults.items():
+        why = check_value(knob(name), value)
+        if why:
+            module_op.location.emit_error(f"{FLAG}: {pass_option_name(name)} {why}")
+            pass_.signal_pass_failure()
+            return
     _lower(module_op, pass_, defaults, schedule)
-# ---- end of the knobs.
 
 
 _BUILDERS = {"row_registers": row_registers.build, "row_loop": row_loop.build, "flat": flat.build}
@@ -103,9 +78,6 @@ def _lower(module_op, pass_, defaults: dict, schedule: str) -> None:
     module_op.walk(lambda op: (groups.setdefault(ir.IntegerAttr(op.attributes["fusec.group"]).value, []).append(op)
                                if "fusec.group" in op.attributes else None) or ir.WalkResult.ADVANCE)
     try:
-        if defaults["read_only_cache"] not in READ_ONLY_CACHE:
-            raise ValueError(f"read-only-cache must be {KNOBS['read_only_cache'][2]}, "
-                             f"not '{defaults['read_only_cache']}'")
         overrides = parse_overrides(schedule)
     except ValueError as err:
         module_op.location.emit_error(f"{FLAG}: {err}")

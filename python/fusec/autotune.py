@@ -3,7 +3,7 @@ pruning and the pick (the command is fusec.commands.tune; bench/tune_suite.py ru
 parallel over the bench suite).
 
 For every kernel of the model (a fusion group) whose (signature, bucket) the tuning table does not
-hold yet: list candidate knob settings (`fusec.schedule.KNOBS`) for the kind of kernel it is (flat:
+hold yet: list candidate knob settings (`fusec.knobs.SCHEDULE_KNOBS`) for the kind of kernel it is (flat:
 threads per block and vectors per thread; row: rows in registers or not, prefetch, vectors per
 thread, and for the row loop threads and unroll; both: which inputs go through the read-only data
 cache, and the rows loaded with an L2 evict_last policy), compile the model with each candidate for
@@ -26,7 +26,8 @@ import torch
 from . import CompiledModel
 from .diagnostics import FusecError
 from .driver import compile_mlir_file, compile_spec
-from .schedule import KNOBS, describe_kernels, format_overrides
+from .knobs import SCHEDULE_KNOBS, format_overrides
+from .schedule import describe_kernels
 from .timing import MIN_WORKING_SET, calls_per_replay, time_call
 from .tuning import gpu_names, key
 
@@ -35,7 +36,7 @@ __all__ = ["FLAT_CANDIDATES", "ROW_CANDIDATES", "MARGIN", "Job", "tune", "plan",
 
 # The candidates, by the kind of kernel the heuristic made (the knobs that matter to it). A
 # candidate whose knobs are the compile's own defaults is the heuristic and is not tried; one that
-# names a knob this fusec does not have (fusec.schedule.KNOBS) is skipped.
+# names a knob this fusec does not have (fusec.knobs.SCHEDULE_KNOBS) is skipped.
 # Every kind also tries its inputs through the read-only data cache (weights only, or all inputs):
 # on the H200 that is worth up to 7% on some kernels and costs up to 20% on others.
 # And its rows loaded with an L2 evict_last policy (for row kernels at the heuristic's threads per
@@ -104,7 +105,7 @@ def plan(base, table: dict, gpu: str, *, log=print) -> list[Job]:
 def candidates(heuristic: dict, options) -> list[dict]:
     """The knob settings worth compiling for a kernel the heuristic scheduled as `heuristic`."""
     listed = FLAT_CANDIDATES if heuristic.get("schedule") == "flat" else ROW_CANDIDATES
-    return [knobs for knobs in listed if all(k in KNOBS for k in knobs)
+    return [knobs for knobs in listed if all(k in SCHEDULE_KNOBS for k in knobs)
             and not all(getattr(options, k, None) == v for k, v in knobs.items())]
 
 

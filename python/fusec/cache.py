@@ -29,12 +29,23 @@ import shutil
 import tempfile
 import time
 
+import torch
+
+from .api import CompiledModel
+from .compilation import Compilation
 from .diagnostics import FusecError
+from .options import CompileOptions
+from .targets import target_of
+from .version import __version__
+
+try:
+    import fcntl
+except ImportError:  # no fcntl (Windows): the rename is still atomic
+    fcntl = None
 
 __all__ = ["FORMAT", "CompileCache", "cache_dir", "cache_key"]
 
 FORMAT = "fusec-cache/1"
-_ARTIFACT = {"cuda": "kernel.ptx", "cpu": "module.mlir"}
 
 
 def cache_dir() -> str:
@@ -47,10 +58,6 @@ def cache_dir() -> str:
 
 def cache_key(ingredients: dict) -> str:
     """SHA-256 of `ingredients` (JSON-able) plus the cache format and the fusec and torch versions."""
-    import torch
-
-    from . import __version__
-
     text = json.dumps({"format": FORMAT, "fusec": __version__, "torch": torch.__version__, **ingredients},
                       sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()
@@ -67,16 +74,13 @@ class CompileCache:
 
     def load(self, key: str, parameters=()):
         """The CompiledModel stored under `key`, or None."""
-        from . import CompiledModel
-        from .driver import Compilation
-        from .options import CompileOptions
-
         folder = os.path.join(self.entries_dir, key)
         try:
             entry = _read_json(os.path.join(folder, "entry.json"))
             manifest = _read_json(os.path.join(folder, "manifest.json"))
             options = CompileOptions(**entry["options"])
-            with open(os.path.join(folder, _ARTIFACT[options.target])) as f:
+            target = target_of(options.target)
+            with open(os.path.join(folder, target.artifact_file)) as f:
                 artifact = f.read()
         except FileNotFoundError:
             return None
@@ -85,10 +89,8 @@ class CompileCache:
             return None
         comp = Compilation(options, entry.get("source", "<cache>"), manifest=manifest,
                            parameters=list(entry.get("parameters", [])))
-        if options.target == "cpu":
-            comp.texts["llvm"] = artifact
-        else:
-            comp.ptx = comp.texts["ptx"] = artifact
+        comp.texts[target.artifact_stage] = artifact
+        comp.ptx = comp.texts.get("ptx")  # what CompiledModel shows as .ptx (cuda)
         self._update_index(lambda index: index.get(key) and index[key].update(
             hits=index[key].get("hits", 0) + 1, last_used=_now()))
         return CompiledModel(comp, parameters)
@@ -97,7 +99,7 @@ class CompileCache:
         """Write `compiled` (a CompiledModel) under `key`, with `summary` in the index and entry.json and
         `details` (the key's ingredients, say) in entry.json only; False when the cache cannot be written."""
         comp = compiled.compilation
-        target = comp.options.target
+        target = comp.target
         entry = {"key": key, "format": FORMAT, "options": dataclasses.asdict(comp.options),
                  "source": comp.source_name, "parameters": list(comp.parameters), **(summary or {}),
                  **(details or {})}
@@ -105,9 +107,9 @@ class CompileCache:
         try:
             os.makedirs(self.entries_dir, exist_ok=True)
             work = tempfile.mkdtemp(prefix=".tmp-", dir=self.entries_dir)
-            with open(os.path.join(work, _ARTIFACT[target]), "w") as f:
+            with open(os.path.join(work, target.artifact_file), "w") as f:
                 f.write(comp.artifact)
-            _write_json(os.path.join(work, "manifest.json"), {**comp.manifest, _artifact_key(target): _ARTIFACT[target]})
+            _write_json(os.path.join(work, "manifest.json"), {**comp.manifest, target.manifest_key: target.artifact_file})
             _write_json(os.path.join(work, "entry.json"), entry)
             try:
                 os.rename(work, final)
@@ -173,17 +175,9 @@ class CompileCache:
     def _lock(self):
         os.makedirs(self.root, exist_ok=True)
         with open(os.path.join(self.root, "index.lock"), "w") as handle:
-            try:
-                import fcntl
-
+            if fcntl is not None:
                 fcntl.flock(handle, fcntl.LOCK_EX)
-            except ImportError:  # no fcntl (Windows): the rename is still atomic
-                pass
             yield
-
-
-def _artifact_key(target: str) -> str:
-    return "ptx" if target == "cuda" else "module"
 
 
 def _now() -> str:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 
 __all__ = ["Knob", "Range", "Choice", "Flag", "Text", "KNOBS", "SCHEDULE_KNOBS", "knob", "pass_option_name",
-           "pass_option_table", "pass_options", "check_value"]
+           "pass_option_table", "pass_options", "check_value", "check_knob", "parse_overrides", "format_overrides"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -174,3 +174,44 @@ def pass_options(options, flag: str) -> str:
         if k.reads == flag and value != "":
             items.append(f"{pass_option_name(k.name)}={int(value) if isinstance(value, bool) else value}")
     return f"{flag}{{{' '.join(items)}}}"
+
+
+# ---- the per-kernel overrides: the `schedule` knob, GROUP.KNOB=VALUE separated by commas
+
+def check_knob(name: str, value, where: str):
+    if name not in SCHEDULE_KNOBS:
+        raise ValueError(f"{where}: unknown knob '{name}' (knobs: {', '.join(SCHEDULE_KNOBS)})")
+    why = check_value(knob(name), value)
+    if why:
+        raise ValueError(f"{where}: {name} {why}")
+    return value
+
+
+def parse_overrides(text: str) -> dict[int, dict]:
+    """`0.row_prefetch=0,1.threads_per_block=512` -> {0: {"row_prefetch": False}, 1: {...}}."""
+    overrides: dict[int, dict] = {}
+    for item in filter(None, (t.strip() for t in text.split(","))):
+        target, eq, value = item.partition("=")
+        group, dot, name = target.partition(".")
+        if not (eq and dot and group.isdigit()):
+            raise ValueError(f"schedule entry '{item}' is not GROUP.KNOB=VALUE")
+        kind = knob(name).values.kind if name in SCHEDULE_KNOBS else int
+        if kind is bool:
+            if value not in ("0", "1", "true", "false"):
+                raise ValueError(f"schedule entry '{item}': {name} takes 0 or 1")
+            parsed = value in ("1", "true")
+        elif kind is str:
+            parsed = value
+        else:
+            try:
+                parsed = int(value)
+            except ValueError:
+                raise ValueError(f"schedule entry '{item}': {name} takes an integer") from None
+        overrides.setdefault(int(group), {})[name] = check_knob(name, parsed, f"schedule entry '{item}'")
+    return overrides
+
+
+def format_overrides(items) -> str:
+    """The `schedule` option string for (group, knob, value) triples, in their order: the inverse of
+    `parse_overrides`."""
+    return ",".join(f"{gid}.{knob}={int(value) if isinstance(value, bool) else value}" for gid, knob, value in items)

@@ -13,8 +13,7 @@ import json
 import re
 
 from .diagnostics import FusecError
-from .knobs import KNOBS, check_value, knob
-from .schedule import parse_overrides
+from .knobs import KNOBS, check_value, knob, parse_overrides
 
 __all__ = ["CompileOptions", "TARGETS"]
 

@@ -23,54 +23,12 @@ from __future__ import annotations
 import json
 
 from .diagnostics import FusecError
-from .knobs import SCHEDULE_KNOBS, check_value, knob
+from .knobs import SCHEDULE_KNOBS, check_knob, format_overrides, parse_overrides
 from .mlir import ir
 
-__all__ = ["KNOBS", "READ_ONLY_CACHE", "parse_overrides", "format_overrides", "default_knobs", "overrides_from_document", "load_schedule_file", "launch_schedules",
+__all__ = ["default_knobs", "overrides_from_document", "load_schedule_file", "launch_schedules",
            "describe_kernels", "format_document"]
 
-# The knobs a kernel can set for itself (fusec.knobs: those with schedule=True), in table order.
-KNOBS = SCHEDULE_KNOBS
-READ_ONLY_CACHE = knob("read_only_cache").values.words
-
-
-def _check_knob(name: str, value, where: str):
-    if name not in SCHEDULE_KNOBS:
-        raise ValueError(f"{where}: unknown knob '{name}' (knobs: {', '.join(SCHEDULE_KNOBS)})")
-    why = check_value(knob(name), value)
-    if why:
-        raise ValueError(f"{where}: {name} {why}")
-    return value
-
-
-def parse_overrides(text: str) -> dict[int, dict]:
-    """`0.row_prefetch=0,1.threads_per_block=512` -> {0: {"row_prefetch": False}, 1: {...}}."""
-    overrides: dict[int, dict] = {}
-    for item in filter(None, (t.strip() for t in text.split(","))):
-        target, eq, value = item.partition("=")
-        group, dot, name = target.partition(".")
-        if not (eq and dot and group.isdigit()):
-            raise ValueError(f"schedule entry '{item}' is not GROUP.KNOB=VALUE")
-        kind = knob(name).values.kind if name in SCHEDULE_KNOBS else int
-        if kind is bool:
-            if value not in ("0", "1", "true", "false"):
-                raise ValueError(f"schedule entry '{item}': {name} takes 0 or 1")
-            parsed = value in ("1", "true")
-        elif kind is str:
-            parsed = value
-        else:
-            try:
-                parsed = int(value)
-            except ValueError:
-                raise ValueError(f"schedule entry '{item}': {name} takes an integer") from None
-        overrides.setdefault(int(group), {})[name] = _check_knob(name, parsed, f"schedule entry '{item}'")
-    return overrides
-
-
-def format_overrides(items) -> str:
-    """The `schedule` option string for (group, knob, value) triples, in their order: the inverse of
-    `parse_overrides`."""
-    return ",".join(f"{gid}.{knob}={int(value) if isinstance(value, bool) else value}" for gid, knob, value in items)
 
 
 def default_knobs(options) -> dict:
@@ -92,7 +50,7 @@ def overrides_from_document(doc, source: str) -> str:
             raise FusecError(f"{where}: \"knobs\" must be an object")
         for name, value in knobs.items():
             try:
-                _check_knob(name, value, where)
+                check_knob(name, value, where)
             except ValueError as err:
                 raise FusecError(str(err)) from None
             items.append((kernel["group"], name, value))

@@ -30,9 +30,8 @@ import re
 import torch
 
 from .diagnostics import FusecError
-from .knobs import SCHEDULE_KNOBS
+from .knobs import SCHEDULE_KNOBS, format_overrides
 from .mlir import ir
-from .schedule import format_overrides
 from .version import __version__
 
 __all__ = ["kernel_keys", "bucket_of", "cache_path", "load_table", "lookup_overrides", "apply_tuned_schedules",

@@ -24,6 +24,8 @@ from __future__ import annotations
 import dataclasses
 import math
 
+from fusec.knobs import KNOBS, LOWER
+
 __all__ = ["Facts", "Knobs", "Plan", "Refusal", "plan", "row_threads", "vector_lanes"]
 
 _WARP = 32
@@ -55,19 +57,11 @@ class Facts:
         return None if None in self.rows else math.prod(self.rows)
 
 
-@dataclasses.dataclass(frozen=True)
-class Knobs:
-    """The pass's schedule knobs for one group (its options, with the group's overrides)."""
-    threads_per_block: int
-    row_registers: int
-    row_prefetch: bool
-    row_unroll: int
-    vectors: int
-    read_only_cache: str
-    l2_evict_last: bool
-    row_stash: bool
-    one_barrier_rows: int
-    one_round_variance: bool
+# The pass's knobs for one group (its options, with the group's overrides): the knobs of the table
+# that fusec-lower-groups-to-gpu reads, but its per-group overrides (`schedule`) themselves.
+Knobs = dataclasses.make_dataclass(
+    "Knobs", [(k.name, k.values.kind) for k in KNOBS if k.reads == LOWER and k.name != "schedule"], frozen=True)
+Knobs.__module__ = __name__
 
 
 @dataclasses.dataclass(frozen=True)

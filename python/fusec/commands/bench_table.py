@@ -11,7 +11,7 @@ import subprocess
 
 import torch
 
-from .. import __version__
+from ..version import __version__
 from ..autotune import MARGIN
 from ..timing import COPY_BYTES, LARGE_CALLS, LATENCY_CALLS
 

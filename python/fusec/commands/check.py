@@ -4,7 +4,7 @@ can compile it; found before compiling anything, and without stopping at the fir
 The ops are those of the exported graph, exported as the compiler does (torch.export, torch-mlir's
 decompositions). Verdicts are not a fixed list: each distinct op (per input dtypes and ranks) is lowered
 alone, as a one-node FX graph imported by torch-mlir's FX importer and run through the `linalg`
-stage, then held to the compiler's own check after that stage (driver.check_supported): only
+stage, then held to the compiler's own check after that stage (unsupported.check_supported): only
 linalg-on-tensors ops, which fusec's later stages take as input. Those stages are not run, so a
 `supported` op can still meet a limit there (a layout or a host-side copy, say).
 """
@@ -24,12 +24,12 @@ from torch_mlir.extras.fx_importer import FxImporter
 from torch_mlir.fx import stateless_fx_import
 
 from ..diagnostics import FusecError
-from ..driver import unsupported_ops
 from ..frontend import decomposed_graph, load_model_file
 from ..mlir import ir
 from ..options import CompileOptions
 from ..pipeline import build_pass_manager
-from ..stages import STAGES
+from ..targets import TARGETS
+from ..unsupported import unsupported_ops
 
 _SUPPORTED = "supported"
 
@@ -133,7 +133,7 @@ def verdict(node) -> str:
             with context:
                 func = next(op for op in module.body.operations if op.operation.name == "func.func")
                 func.attributes["torch.assume_strict_symbolic_shapes"] = ir.UnitAttr.get()
-        build_pass_manager(next(s for s in STAGES if s.name == "linalg").passes(CompileOptions()),
+        build_pass_manager(TARGETS["cuda"].stage("linalg").passes(CompileOptions()),
                            context).run(module.operation)
     except (TorchMlirCompilerError, ir.MLIRError) as err:
         return _failure(errors + [str(err)])

@@ -22,18 +22,19 @@ from ..diagnostics import FusecError, run_tool
 from ..driver import compile_mlir_file, compile_spec
 from ..manifest import format_size
 from ..schedule import describe_kernels, format_document
-from ..stages import CPU_STAGES, STAGE_NAMES, STAGES, stage_names, stages_for
+from ..targets import TARGETS, target_of
 from .args import ArgumentParser, add_compile_options, add_debug_option, compile_options
 from .opt import validate_pipeline
 from .outputs import check_writable, write_files_atomically
 
-_EXTENSIONS = {"llvm": "ll", "ptx": "ptx"}
+# Every stage name, in order: the choices of --emit (the cuda target's stages hold the cpu target's).
+_STAGE_NAMES = TARGETS["cuda"].stage_names
 
 
 def _stage_help() -> str:
-    return ("\n".join(f"  {s.name:<7} {s.summary}" for s in STAGES) + "\n\nStages of --target cpu "
+    return ("\n".join(f"  {s.name:<7} {s.summary}" for s in TARGETS["cuda"].stages) + "\n\nStages of --target cpu "
             "(the reference target, run by MLIR's ExecutionEngine; -o writes FILE.mlir):\n"
-            + "\n".join(f"  {s.name:<7} {s.summary}" for s in CPU_STAGES))
+            + "\n".join(f"  {s.name:<7} {s.summary}" for s in TARGETS["cpu"].stages))
 
 
 def _compile_parser() -> argparse.ArgumentParser:
@@ -52,8 +53,8 @@ def _compile_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", metavar="FILE.ptx",
                    help="write PTX (--target cpu: the llvm-dialect module, FILE.mlir) here and the "
                         "launch manifest beside it (FILE.json)")
-    p.add_argument("--emit", choices=STAGE_NAMES + ["schedule"], metavar="STAGE",
-                   help="print the IR after STAGE and stop: " + " | ".join(STAGE_NAMES) +
+    p.add_argument("--emit", choices=_STAGE_NAMES + ["schedule"], metavar="STAGE",
+                   help="print the IR after STAGE and stop: " + " | ".join(_STAGE_NAMES) +
                         "; or `schedule`: each kernel's schedule as JSON (edit it, give it to --schedule)")
     p.add_argument("--dump-dir", metavar="DIR", help="write every stage's IR to DIR")
     add_compile_options(p)
@@ -78,7 +79,7 @@ def _compile(args, stop: str, on_stage=None):
 def _validate_pipelines(options) -> None:
     """Build every stage's pass pipeline before compiling: a pipeline MLIR cannot build is one error
     now, not a failure (or a line of LLVM's) half way through a compile."""
-    validate_pipeline([(f"stage {stage.name}", element) for stage in stages_for(options.target)
+    validate_pipeline([(f"stage {stage.name}", element) for stage in target_of(options.target).stages
                        if stage.passes is not None for element in stage.passes(options)])
 
 
@@ -103,7 +104,7 @@ def cmd_compile(argv) -> int:
         raise FusecError("nothing to do: give -o FILE.ptx, --emit STAGE or --dump-dir DIR")
     if args.schedule and args.target != "cuda":
         raise FusecError("--schedule sets GPU kernels' schedules: it needs --target cuda")
-    last = stage_names(args.target)[-1]
+    last = target_of(args.target).stage_names[-1]
     emit_schedule = args.emit == "schedule"
     if emit_schedule:
         if args.target != "cuda":
@@ -120,9 +121,9 @@ def cmd_compile(argv) -> int:
     comp = _compile(args, args.emit)
     files = {}
     if args.dump_dir:
-        names = stage_names(args.target)
-        files = {os.path.join(args.dump_dir, f"{names.index(n):02d}-{n}.{_extension(args.target, n)}"): t
-                 for n, t in comp.texts.items()}
+        stages = comp.target.stages
+        files = {os.path.join(args.dump_dir, f"{i:02d}-{s.name}.{s.extension}"): comp.texts[s.name]
+                 for i, s in enumerate(stages) if s.name in comp.texts}
         if comp.manifest:
             files[os.path.join(args.dump_dir, "manifest.json")] = _manifest_text(comp.manifest, None)
     if args.output:
@@ -172,18 +173,14 @@ def _make_dirs(path: str) -> list[str]:
     return missing
 
 
-def _extension(target: str, stage: str) -> str:
-    return "mlir" if target == "cpu" else _EXTENSIONS.get(stage, "mlir")
-
-
 def _manifest_text(manifest: dict, module_name: str | None) -> str:
-    key = "ptx" if manifest["target"] == "cuda" else "module"
+    key = target_of(manifest["target"]).manifest_key
     return json.dumps({**manifest, key: module_name}, indent=2) + "\n"
 
 
 def manifest_path(output_path: str) -> str:
     root, ext = os.path.splitext(output_path)
-    return (root if ext in (".ptx", ".mlir") else output_path) + ".json"
+    return (root if ext in {t.output_suffix for t in TARGETS.values()} else output_path) + ".json"
 
 
 def _output_files(comp, output_path: str) -> dict[str, str]:

@@ -123,7 +123,7 @@ def _short(path: str | None, source: str) -> str:
 
 def build_explanation(spec, module, fusion: str) -> Explanation:
     """The explanation of a model: `module` is at the `fused` stage (its groups carry the figures)."""
-    ops, views = eager_ops(export_program(spec, upcast_low_precision=False))
+    ops, views = eager_ops(export_program(spec, upcast_low_precision=False).program)
     for o in ops:
         o.line = _short(o.location, spec.source)
     kernels = []

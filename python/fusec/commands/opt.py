@@ -24,7 +24,8 @@ from ..diagnostics import (
     native_stderr,
     run_tool,
 )
-from ..mlir import ir, new_context
+from ..context import new_context
+from ..mlir import ir
 from ..pipeline import build_pass_manager
 from .outputs import check_writable, write_files_atomically
 

@@ -11,7 +11,7 @@ import re
 
 from fusec.passes import lookup
 
-from ..stages import stages_for
+
 
 __all__ = ["StageView", "stage_views", "PASS_NOTES"]
 
@@ -45,15 +45,6 @@ PASS_NOTES = {
     "finalize-memref-to-llvm": "memrefs to LLVM pointers and descriptors",
     "convert-cf-to-llvm": "branches to the llvm dialect",
     "convert-func-to-llvm": "functions to llvm.func (bare-pointer calling convention)",
-}
-
-# The stages that are not MLIR pass pipelines: what makes them.
-_NOT_PASSES = {
-    "torch": ["torch.export: trace the model to an ExportedProgram of ATen ops",
-              "torch_mlir.fx: import it as torch-dialect IR, lowered to the backend contract"],
-    "llvm": ["translate_module_to_llvmir: MLIR's translation of the gpu.module's llvm dialect to LLVM IR text"],
-    "ptx": ["llvmlite (LLVM's NVPTX back end): link libdevice, internalize all but the kernels, run O3, "
-            "emit PTX for the --arch"],
 }
 
 _OP = re.compile(r'^\s*(?:%[^=]*= )?"?([a-z_][a-z0-9_]*\.[a-z0-9_.]+)"?[\s(<{:@]', re.M)
@@ -91,24 +82,18 @@ def _note(element: str) -> str:
     return info.summary if info else PASS_NOTES.get(name, "")
 
 
-def _language(target: str, name: str) -> str:
-    if target == "cuda" and name in ("llvm", "ptx"):
-        return name
-    return "mlir"
-
-
 def stage_views(comp) -> list[StageView]:
     """The stages `comp` reached, in order, with what made each and what changed."""
     views, previous = [], None
-    for i, stage in enumerate(stages_for(comp.options.target)):
+    for i, stage in enumerate(comp.target.stages):
         if stage.name not in comp.texts:
             continue
         text = comp.texts[stage.name]
         if stage.passes is not None:
             passes = [(e, _note(e)) for e in stage.passes(comp.options)]
         else:
-            passes = [(p.split(":", 1)[0], p.split(": ", 1)[1]) for p in _NOT_PASSES.get(stage.name, [])]
-        language = _language(comp.options.target, stage.name)
+            passes = [(p.split(":", 1)[0], p.split(": ", 1)[1]) for p in stage.steps]
+        language = stage.language
         diff, appeared, disappeared = None, [], []
         if previous is not None and previous.language == language == "mlir":
             diff = list(difflib.unified_diff(previous.text.splitlines(), text.splitlines(),
