@@ -22,6 +22,7 @@ def _parser():
     p.add_argument("--target", choices=("cpu", "cuda"), default="cpu")
     p.add_argument("--timeout", type=float, default=600.0, help="seconds a case may take before it is a crash")
     p.add_argument("--json", help="also write every verdict to this file")
+    p.add_argument("--log", help="append each entry's verdicts to this file as it finishes (JSON lines)")
     return p
 
 
@@ -64,7 +65,17 @@ def main(argv=None) -> int:
     if missing and not wanted:
         print(f"ops of the table with no OpInfo entry: {', '.join(missing)}")
     sys.stdout.flush()
-    results = run(tasks, jobs=args.jobs, case_timeout=args.timeout)
+    log = open(args.log, "a", encoding="utf-8") if args.log else None
+
+    def progress(op, verdicts, seconds):
+        done.append(op)
+        print(f"[{len(done)}/{len(tasks)}] {op}: {len(verdicts)} cases, {seconds:.0f} s", file=sys.stderr, flush=True)
+        if log:
+            log.write(json.dumps({"op": op, "verdicts": verdicts}) + "\n")
+            log.flush()
+
+    done: list = []
+    results = run(tasks, jobs=args.jobs, case_timeout=args.timeout, progress=progress)
     from .report import report
 
     counts = report(results, dtypes, time.perf_counter() - start)

@@ -39,11 +39,12 @@ class _Worker:
 
     def stop(self) -> str:
         """Ends the worker; how it ended, for the crash message."""
-        if self.proc.poll() is None:
+        try:
+            rc = self.proc.wait(timeout=10)  # its stdout closed: it is dying
+        except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
             return "no answer in time (killed)"
-        rc = self.proc.returncode
         return f"the worker died: {'signal ' + str(-rc) if rc < 0 else 'exit status ' + str(rc)}"
 
 

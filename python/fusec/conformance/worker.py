@@ -98,9 +98,9 @@ def _run_task(task: dict, op_db, emit) -> None:
         compiled: dict = {}
         for case in chosen:
             if index >= task.get("skip", 0):
+                emit({"event": "start", "index": index, "dtype": dtype, "label": case.label, "variant": case.variant})
                 if os.environ.get("FUSEC_CONFORMANCE_ABORT") == f"{task['op']}:{index}":
                     os.abort()  # test/Conformance/harness-crash.test: a dying worker must be a crash
-                emit({"event": "start", "index": index, "dtype": dtype, "label": case.label, "variant": case.variant})
                 start = time.perf_counter()
                 verdict = run_case(case, task["target"], compiled, scaled)
                 emit({"event": "result", "index": index, "dtype": dtype, "label": case.label,
