@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import queue
-import selectors
 import subprocess
 import sys
 import threading
@@ -27,15 +26,22 @@ class _Worker:
         self.proc = subprocess.Popen([python, "-m", "fusec.conformance.worker"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
                                      bufsize=1)
-        self.sel = selectors.DefaultSelector()
-        self.sel.register(self.proc.stdout, selectors.EVENT_READ)
+        # A thread reads the events into a queue: select() on the pipe would not see lines that
+        # readline() already buffered, and would wait for the next one while the worker waits for us.
+        self.events: queue.Queue = queue.Queue()
+        threading.Thread(target=self._pump, daemon=True).start()
+
+    def _pump(self):
+        for line in self.proc.stdout:
+            self.events.put(json.loads(line))
+        self.events.put(None)  # end of file: the worker died or finished
 
     def read(self, timeout: float):
         """The next event, or None when the worker died or said nothing for `timeout` seconds."""
-        if not self.sel.select(timeout):
+        try:
+            return self.events.get(timeout=timeout)
+        except queue.Empty:
             return None
-        line = self.proc.stdout.readline()
-        return json.loads(line) if line else None
 
     def stop(self) -> str:
         """Ends the worker; how it ended, for the crash message."""
