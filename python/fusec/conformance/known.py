@@ -27,6 +27,14 @@ KNOWN: list = [
     # the lowering leaves in the func dialect), raised at the first call.
     (r".*", None, "crash", r"the cpu target's module could not be loaded: Failure while creating the ExecutionEngine",
      "a zero-size dim: the cpu module fails to load at the first call"),
+    # LayerNorm of a row whose values are all equal (one element): x - mean is 0, and fusec's
+    # (x - mean) * rstd * weight keeps the sign of a negative weight (-0.0) where eager's gives +0.0.
+    (r"native_layer_norm|nn\.functional\.layer_norm", None, "mismatch", r"-0\.0: fusec -0\.0 where eager 0\.0",
+     "layer_norm of a constant row with a negative weight gives -0.0 (eager +0.0)"),
+    # relu(-0.0): eager's relu is clamp_min(x, 0), which keeps -0.0 (it is not less than 0);
+    # fusec's max(x, 0) gives +0.0.
+    (r"nn\.functional\.relu", None, "mismatch", r"-0\.0: fusec 0\.0 where eager -0\.0",
+     "relu(-0.0) is +0.0 (eager keeps -0.0)"),
 ]
 
 

@@ -40,7 +40,8 @@ def report(results: dict, dtypes: list[str], seconds: float, write=print) -> dic
             elif v["status"] in ("mismatch", "crash"):
                 why = known_reason(op, v["dtype"], v)
                 counts["known"] += why is not None
-                kind = v["message"].split(":", 1)[0] if v["status"] == "mismatch" else reason_class(v["message"])
+                text = re.sub(r"^output \d+: ", "", v["message"])
+                kind = text.split(":", 1)[0] if v["status"] == "mismatch" else reason_class(text)
                 slot = failures.setdefault((v["status"], op, v["dtype"], kind), {"n": 0, "first": v, "known": why})
                 slot["n"] += 1
     write("")
