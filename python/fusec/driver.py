@@ -14,7 +14,6 @@ from fusec.dialects import load_fusec_dialect
 from .compilation import Compilation
 from .context import new_context
 from .diagnostics import FusecError, format_mlir_diagnostics
-from .frontend import import_to_torch_dialect
 from .mlir import ir
 from .options import CompileOptions
 from .pipeline import run_passes
@@ -67,6 +66,9 @@ def _last_stage(options: CompileOptions, stop: str | None) -> str:
 def compile_spec(spec, options: CompileOptions, *, stop: str | None = None,
                  on_stage: Callable | None = None) -> Compilation:
     """Compile a frontend.ModelSpec (a model and example inputs) up to `stop` (default: the last stage)."""
+    # torch and torch.export only for a model: an .mlir input and `fusec --help` need neither
+    from .frontend import import_to_torch_dialect  # noqa: PLC0415
+
     stop = _last_stage(options, stop)
     module = import_to_torch_dialect(spec, upcast_low_precision=options.upcast_low_precision)
     load_fusec_dialect(module.context)

@@ -9,11 +9,9 @@ that artifact's file, and how to load it for execution.
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable
+import importlib
 
 from .diagnostics import FusecError
-from .runtime.cpu import CpuExecutable
-from .runtime.cuda import CudaExecutable
 from .stages import CPU_STAGES, CUDA_STAGES, Stage
 
 __all__ = ["Target", "TARGETS", "target_of"]
@@ -28,7 +26,10 @@ class Target:
     manifest_key: str  # the manifest's field naming the artifact's file
     output_suffix: str  # what `-o FILE` ends in
     for_one_arch: bool  # the artifact is for one GPU architecture (`--arch`; the manifest records it)
-    executable: Callable  # (artifact, manifest, *, poison=False) -> an Executable
+    # "module:class" of its runtime, (artifact, manifest, *, poison=False) -> an Executable. Imported
+    # when a model is loaded, not with the target table: the runtimes import torch and the CUDA driver
+    # bindings, which `fusec --help` and a compile to PTX do not need.
+    executable: str
 
     @property
     def stage_names(self) -> list[str]:
@@ -39,11 +40,12 @@ class Target:
 
     def load(self, artifact: str, manifest: dict, *, poison: bool = False):
         """The compiled artifact, ready to call (`poison`: fill new buffers with NaN, for checking)."""
-        return self.executable(artifact, manifest, poison=poison)
+        module, _, name = self.executable.partition(":")
+        return getattr(importlib.import_module(module), name)(artifact, manifest, poison=poison)
 
 
-CUDA = Target("cuda", tuple(CUDA_STAGES), "ptx", "kernel.ptx", "ptx", ".ptx", True, CudaExecutable)
-CPU = Target("cpu", tuple(CPU_STAGES), "llvm", "module.mlir", "module", ".mlir", False, CpuExecutable)
+CUDA = Target("cuda", tuple(CUDA_STAGES), "ptx", "kernel.ptx", "ptx", ".ptx", True, "fusec.runtime.cuda:CudaExecutable")
+CPU = Target("cpu", tuple(CPU_STAGES), "llvm", "module.mlir", "module", ".mlir", False, "fusec.runtime.cpu:CpuExecutable")
 TARGETS = {t.name: t for t in (CUDA, CPU)}
 
 

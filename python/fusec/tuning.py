@@ -27,8 +27,6 @@ import math
 import os
 import re
 
-import torch
-
 from .diagnostics import FusecError
 from .knobs import SCHEDULE_KNOBS, format_overrides
 from .mlir import ir
@@ -111,6 +109,10 @@ def gpu_names(arch: str) -> list[str]:
     """The names a lookup tries: this machine's GPU (if it is of `arch`), then the arch itself."""
     names = []
     try:
+        # torch only here, when a compile asks which GPU this is: the stage table imports this module,
+        # and `fusec --help` or an .mlir compile needs no torch
+        import torch  # noqa: PLC0415
+
         if torch.cuda.is_available():
             major, minor = torch.cuda.get_device_capability()
             if f"sm_{major}{minor}" == arch:
