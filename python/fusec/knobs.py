@@ -93,8 +93,9 @@ class Knob:
 
 KNOBS: tuple[Knob, ...] = (
     Knob("target", "cuda", Choice(("cuda", "cpu")), "cuda: PTX for NVIDIA GPUs; cpu: the reference target, "
-         "through MLIR's ExecutionEngine, for checking numerics without a GPU", "driver", label="--target"),
-    Knob("arch", "sm_90", Text(), "NVPTX target (compute capability)", "nvptx"),
+         "through MLIR's ExecutionEngine, for checking numerics without a GPU", "driver", flag="--target",
+         label="--target"),
+    Knob("arch", "sm_90", Text(), "GPU architecture (NVPTX target: a compute capability)", "nvptx", flag="--arch"),
     Knob("ptx_features", "+ptx80", Text(), "PTX ISA version the module is written for", "nvptx"),
     Knob("threads_per_block", 256, Range(32, 1024, 32), "threads per block (rows use fewer when rows are short)",
          LOWER, schedule=True, flag="--threads-per-block"),
@@ -108,24 +109,24 @@ KNOBS: tuple[Knob, ...] = (
          FORM, flag="--max-registers", label="--max-registers"),
     Knob("recompute_budget", 16, Range(0, 1024), "rule 5: extra ops per element a recompute may cost", FORM),
     Knob("row_registers", 32, Range(0, 128), "most elements of a row one thread keeps in registers per input; "
-         "longer rows loop over memory (0: always loop)", LOWER, schedule=True),
+         "longer rows loop over memory (0: always loop)", LOWER, schedule=True, flag="--row-registers"),
     Knob("row_prefetch", True, Flag(), "load the epilogue's inputs before the row's reductions, when registers "
-         "allow", LOWER, schedule=True),
+         "allow", LOWER, schedule=True, flag="--row-prefetch"),
     Knob("row_unroll", 4, Range(1, 16), "vectors per thread each trip of a row loop handles (loads in flight per "
-         "thread)", LOWER, schedule=True),
+         "thread)", LOWER, schedule=True, flag="--row-unroll"),
     Knob("vectors", 0, Range(0, 16, note=" (0: the heuristic)"), "vectors each thread handles: in a row_registers "
          "kernel the vectors of the row it holds, which sets the threads per row; in a flat kernel the vectors it "
-         "loads together (0: the heuristic: `row_threads`, and 1 for flat kernels)", LOWER, schedule=True),
+         "loads together (0: the heuristic: `row_threads`, and 1 for flat kernels)", LOWER, schedule=True, flag="--vectors"),
     Knob("read_only_cache", "off", Choice(("off", "weights", "inputs")), "which inputs the kernel reads through "
          "the read-only data cache (ld.global.nc): off, weights (inputs smaller than its output: read by every "
          "row) or inputs (every input); their loads get `fusec.read_only`, which --fusec-read-only-arguments "
-         "turns into the kernel's argument attributes", LOWER, schedule=True),
+         "turns into the kernel's argument attributes", LOWER, schedule=True, flag="--read-only-cache"),
     Knob("l2_evict_last", False, Flag(), "load the inputs as large as the kernel's output (its rows) with an L2 "
          "evict_last cache policy; their loads get `fusec.l2_evict_last`, which --fusec-l2-evict-last writes as "
-         "PTX", LOWER, schedule=True),
+         "PTX", LOWER, schedule=True, flag="--l2-evict-last"),
     Knob("row_stash", False, Flag(), "a hybrid row_registers kernel (`vectors` past `row-registers`) stores the "
          "part of its row past its registers to shared memory and reads it from there in later phases, instead "
-         "of from global memory (`row_stash`)", LOWER, schedule=True),
+         "of from global memory (`row_stash`)", LOWER, schedule=True, flag="--row-stash"),
     Knob("one_barrier_rows", 64, Range(0, 1 << 30), "row kernels with at most this many rows (a static count) "
          "combine each float sum, max or min with one barrier (`block_reduce`) instead of gpu.all_reduce's two "
          "(0: never)", LOWER),

@@ -9,6 +9,7 @@ import dataclasses
 import re
 
 from ..diagnostics import FusecError
+from ..knobs import KNOBS, Choice, Flag, Range
 from ..options import MIN_PTX, CompileOptions
 from ..schedule import load_schedule_file
 
@@ -78,21 +79,27 @@ def shape_list(text: str) -> list[tuple[int, int]]:
 
 # ---- the compile options: their flags, and the flags' values as CompileOptions ---------------------
 
+# A knob whose flag parses its value itself (the rest are parsed by the kind of their values).
+_PARSERS = {"arch": arch}
+
+
 def add_compile_options(p) -> None:
-    """The flags of the CompileOptions a command line sets (read back by `compile_options`)."""
-    p.add_argument("--target", choices=["cuda", "cpu"], default="cuda",
-                   help="cuda: PTX for NVIDIA GPUs (default); cpu: the reference target, through MLIR's "
-                        "ExecutionEngine, for checking numerics without a GPU")
-    p.add_argument("--arch", type=arch, default="sm_90", help="GPU architecture (default: sm_90)")
-    p.add_argument("--fusion", choices=["none", "elementwise", "full"], default="full",
-                   help="none: one kernel per op, as eager; elementwise: pointwise chains only; "
-                        "full: the cost model's groups (default)")
-    p.add_argument("--max-registers", type=int_in(16, 255), default=128,
-                   help="fusion rule 6: estimated registers per thread a kernel may use, 16 to 255 "
-                        "(default: 128)")
-    p.add_argument("--threads-per-block", type=int_in(32, 1024, multiple=32), default=256,
-                   help="threads along the innermost parallel dimension, a multiple of 32 up to 1024 "
-                        "(default: 256)")
+    """The flags of the CompileOptions a command line sets (read back by `compile_options`): every knob
+    of fusec.knobs with a `flag`, parsed and explained as the table says, and --schedule FILE."""
+    for k in KNOBS:
+        if k.flag is None:
+            continue
+        values, extra = k.values, {}
+        if k.name in _PARSERS:
+            extra["type"] = _PARSERS[k.name]
+        elif isinstance(values, Range):
+            extra.update(type=int_in(values.low, values.high, values.multiple), metavar="N")
+        elif isinstance(values, Choice):
+            extra["choices"] = list(values.words)
+        elif isinstance(values, Flag):
+            extra["action"] = argparse.BooleanOptionalAction
+        shown = str(k.default).lower() if isinstance(k.default, bool) else k.default
+        p.add_argument(k.flag, default=k.default, help=f"{k.help} (default: {shown})", **extra)
     p.add_argument("--schedule", metavar="FILE.json",
                    help="per-kernel schedule knobs, as `--emit schedule` prints them (cuda target)")
 
@@ -100,8 +107,7 @@ def add_compile_options(p) -> None:
 def compile_options(args) -> CompileOptions:
     """The CompileOptions of arguments parsed with `add_compile_options`' flags."""
     schedule = load_schedule_file(args.schedule) if getattr(args, "schedule", None) else ""
-    return CompileOptions(target=args.target, arch=args.arch, threads_per_block=args.threads_per_block, fusion=args.fusion,
-                          max_registers=args.max_registers, schedule=schedule)
+    return CompileOptions(**{k.name: getattr(args, k.name) for k in KNOBS if k.flag}, schedule=schedule)
 
 
 def add_debug_option(p) -> None:
