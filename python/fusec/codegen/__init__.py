@@ -10,5 +10,5 @@
 
 Nothing here is a pass (`fusec.passes` holds those). Only `facts` reads linalg ops through
 `fusec.passes.classify_ops` (the builders get what it says from each `kernel.Member`); `plan`
-imports neither MLIR nor anything else of fusec.
+imports no MLIR (of fusec, only the knob table).
 """
