@@ -116,7 +116,7 @@ class CompileCache:
             except OSError:  # another process stored the same key first: keep theirs
                 shutil.rmtree(work, ignore_errors=True)
             self._update_index(lambda index: index.setdefault(key, {
-                "created": _now(), "target": target, "arch": comp.options.arch if target == "cuda" else None,
+                "created": _now(), "target": target.name, "arch": comp.options.arch if target.for_one_arch else None,
                 "kernels": len(comp.manifest["kernels"]), "hits": 0, **(summary or {})}))
             return True
         except OSError:
