@@ -25,10 +25,11 @@ import math
 from hypothesis import strategies as st
 from hypothesis.configuration import set_hypothesis_home_dir
 
-from .model import DIMS, LONG_ROWS, MAX_ELEMENTS, MAX_OPS, Builder, Model
+from .model import BINARY, DIMS, LONG_ROWS, MAX_ELEMENTS, MAX_OPS, REDUCE, UNARY, Builder, Model
 from .ops import step
 
-__all__ = ["Model", "isolate_hypothesis", "models"]
+# The fuzzer's public face: the strategy, and the vocabulary it draws from (ops, size limits; in .model).
+__all__ = ["Model", "isolate_hypothesis", "models", "UNARY", "BINARY", "REDUCE", "MAX_ELEMENTS", "LONG_ROWS"]
 
 
 @st.composite
