@@ -31,6 +31,7 @@ import collections
 import os
 import time
 
+from ..commands.args import ArgumentParser
 from ..diagnostics import FusecError
 from .generate import isolate_hypothesis
 from .known import known_failure
@@ -39,13 +40,10 @@ __all__ = ["cmd_fuzz"]
 
 
 def _parser():
-    try:  # fusec's own: a bad argument is one `error:` line, as every fusec error is
-        from ..commands.args import ArgumentParser
-    except ImportError:
-        ArgumentParser = argparse.ArgumentParser
+    # fusec's own parser: a bad argument is one `error:` line, as every fusec error is
     p = ArgumentParser(prog="fusec fuzz", description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter,
-                                epilog="\n\n".join(__doc__.split("\n\n")[1:]))
+                       formatter_class=argparse.RawDescriptionHelpFormatter,
+                       epilog="\n\n".join(__doc__.split("\n\n")[1:]))
     p.add_argument("--target", choices=["cpu", "cuda"], default="cpu",
                    help="where the compiled models run (default: cpu, MLIR's ExecutionEngine)")
     p.add_argument("--count", type=int, default=100, help="distinct models to try (default: 100)")
