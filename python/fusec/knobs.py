@@ -116,7 +116,8 @@ KNOBS: tuple[Knob, ...] = (
          "thread)", LOWER, schedule=True, flag="--row-unroll"),
     Knob("vectors", 0, Range(0, 16, note=" (0: the heuristic)"), "vectors each thread handles: in a row_registers "
          "kernel the vectors of the row it holds, which sets the threads per row; in a flat kernel the vectors it "
-         "loads together (0: the heuristic: `row_threads`, and 1 for flat kernels)", LOWER, schedule=True, flag="--vectors"),
+         "loads together (0: the heuristic: `row_threads`, and 1 for flat kernels)", LOWER, schedule=True,
+         flag="--vectors"),
     Knob("read_only_cache", "off", Choice(("off", "weights", "inputs")), "which inputs the kernel reads through "
          "the read-only data cache (ld.global.nc): off, weights (inputs smaller than its output: read by every "
          "row) or inputs (every input); their loads get `fusec.read_only`, which --fusec-read-only-arguments "

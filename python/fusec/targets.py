@@ -45,7 +45,8 @@ class Target:
 
 
 CUDA = Target("cuda", tuple(CUDA_STAGES), "ptx", "kernel.ptx", "ptx", ".ptx", True, "fusec.runtime.cuda:CudaExecutable")
-CPU = Target("cpu", tuple(CPU_STAGES), "llvm", "module.mlir", "module", ".mlir", False, "fusec.runtime.cpu:CpuExecutable")
+CPU = Target("cpu", tuple(CPU_STAGES), "llvm", "module.mlir", "module", ".mlir", False,
+             "fusec.runtime.cpu:CpuExecutable")
 TARGETS = {t.name: t for t in (CUDA, CPU)}
 
 

@@ -86,7 +86,8 @@ def import_to_torch_dialect(spec: ModelSpec, *, upcast_low_precision: bool = Tru
 
 
 # torch's frames and the frontend's own (its wrappers' forwards)
-_LIBRARY_FRAMES = (os.path.dirname(os.path.abspath(torch.__file__)) + os.sep, os.path.dirname(os.path.abspath(__file__)) + os.sep)
+_LIBRARY_FRAMES = (os.path.dirname(os.path.abspath(torch.__file__)) + os.sep,
+                   os.path.dirname(os.path.abspath(__file__)) + os.sep)
 _FRAME = re.compile(r'^  File "(?P<file>[^"]+)", line \d+', re.MULTILINE)
 
 
