@@ -1,6 +1,7 @@
 # The layout rules of issue 21, checked on the source tree: no source file over 400 lines; passes/
 # holds passes only (each module has FLAG, SUMMARY and run); no import cycle among fusec's modules,
-# counting the imports inside functions too.
+# counting the imports inside functions too; every package is in pyproject.toml's list (a
+# non-editable install has only those).
 # RUN: %python %s %fusec_src_root | FileCheck %s
 # CHECK: TEST: sizes
 # CHECK-NEXT: no file over 400 lines
@@ -9,9 +10,12 @@
 # CHECK: TEST: cycles
 # CHECK-NEXT: no import cycle
 # CHECK-NOT: cycle:
+# CHECK: TEST: packaged
+# CHECK-NEXT: every package is in pyproject.toml
 
 import ast
 import os
+import re
 import sys
 
 root = sys.argv[1]
@@ -117,3 +121,14 @@ for comp in found:
     print("cycle: " + " -> ".join(comp))
 if not found:
     print("no import cycle")
+
+
+print("TEST: packaged")
+pyproject = open(os.path.join(root, "pyproject.toml"), encoding="utf-8").read()
+section = pyproject.split("\n[tool.setuptools]\n", 1)[1].split("\n[", 1)[0]  # up to the next table
+listed = set(re.findall(r'"(fusec[\w.]*)"', section))
+packages = {m for m, p in MODULES.items() if p.endswith("__init__.py")}
+for missing in sorted(packages - listed):
+    print(f"not in pyproject.toml's packages: {missing}")
+if packages <= listed:
+    print("every package is in pyproject.toml")
