@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import inspect
 import os
 import sys
@@ -38,9 +39,10 @@ class ModelSpec:
     # which would drop the frames dynamo has just compiled around it.
     strict_export: bool = True
 
-    @property
+    @functools.cached_property
     def parameters(self) -> list[tuple[str, torch.Tensor]]:
-        """(name, tensor) of the model's parameters and buffers, passed to the kernels after the inputs."""
+        """(name, tensor) of the model's parameters and buffers, passed to the kernels after the inputs
+        (worked out from the model once: the export and the compiled model both read it)."""
         return model_state(self.model) if isinstance(self.model, torch.nn.Module) else []
 
 
