@@ -4,7 +4,7 @@ Everything else is derived from this table:
   - `CompileOptions` (fusec.options): one field per knob, checked against its values;
   - the pass pipeline's option strings (fusec.stages: `pass_options(options, FLAG)`);
   - the pass options (`OPTIONS` of the pass that reads a knob: `pass_option_table(FLAG)`);
-  - the command-line flags (fusec.commands.args: a knob with a `flag` is a `fusec` option);
+  - the command-line flags (fusec.commands.args: a knob with `cli` is a `fusec` option, `--row-stash`);
   - the per-kernel schedule knobs (`schedule=True`: `--emit schedule`, `--schedule FILE`, the tuner).
 
 Adding a knob is one row here and the code that uses it. A knob read by a pass reaches it under its
@@ -83,51 +83,55 @@ class Knob:
     help: str
     reads: str  # who reads it: a pass flag, "driver" (the stage table), "frontend", "nvptx" (the back end)
     schedule: bool = False  # settable per kernel: --emit schedule, --schedule FILE, fusec tune
-    flag: str | None = None  # its `fusec` command-line flag, if it has one
+    cli: bool = False  # whether `fusec` has a flag for it (`flag`: its name with dashes)
     label: str | None = None  # how an error names it (default: its name)
 
     @property
     def said(self) -> str:
         return self.label or self.name
 
+    @property
+    def flag(self) -> str | None:
+        return "--" + pass_option_name(self.name) if self.cli else None
+
 
 KNOBS: tuple[Knob, ...] = (
     Knob("target", "cuda", Choice(("cuda", "cpu")), "cuda: PTX for NVIDIA GPUs; cpu: the reference target, "
-         "through MLIR's ExecutionEngine, for checking numerics without a GPU", "driver", flag="--target",
+         "through MLIR's ExecutionEngine, for checking numerics without a GPU", "driver", cli=True,
          label="--target"),
-    Knob("arch", "sm_90", Text(), "GPU architecture (NVPTX target: a compute capability)", "nvptx", flag="--arch"),
+    Knob("arch", "sm_90", Text(), "GPU architecture (NVPTX target: a compute capability)", "nvptx", cli=True),
     Knob("ptx_features", "+ptx80", Text(), "PTX ISA version the module is written for", "nvptx"),
     Knob("threads_per_block", 256, Range(32, 1024, 32), "threads per block (rows use fewer when rows are short)",
-         LOWER, schedule=True, flag="--threads-per-block"),
+         LOWER, schedule=True, cli=True),
     Knob("opt_level", 3, Range(0, 3), "LLVM optimisation level for the NVPTX back end", "nvptx"),
     Knob("upcast_low_precision", True, Flag(), "compute bf16/fp16 models in fp32, as PyTorch's kernels do",
          "frontend"),
     Knob("fusion", "full", Choice(("none", "elementwise", "full")), "none: one kernel per op, as eager; "
-         "elementwise: pointwise chains only; full: the cost model's groups", FORM, flag="--fusion",
+         "elementwise: pointwise chains only; full: the cost model's groups", FORM, cli=True,
          label="--fusion"),
     Knob("max_registers", 128, Range(16, 255), "rule 6: the estimated registers per thread a group may use",
-         FORM, flag="--max-registers", label="--max-registers"),
+         FORM, cli=True, label="--max-registers"),
     Knob("recompute_budget", 16, Range(0, 1024), "rule 5: extra ops per element a recompute may cost", FORM),
     Knob("row_registers", 32, Range(0, 128), "most elements of a row one thread keeps in registers per input; "
-         "longer rows loop over memory (0: always loop)", LOWER, schedule=True, flag="--row-registers"),
+         "longer rows loop over memory (0: always loop)", LOWER, schedule=True, cli=True),
     Knob("row_prefetch", True, Flag(), "load the epilogue's inputs before the row's reductions, when registers "
-         "allow", LOWER, schedule=True, flag="--row-prefetch"),
+         "allow", LOWER, schedule=True, cli=True),
     Knob("row_unroll", 4, Range(1, 16), "vectors per thread each trip of a row loop handles (loads in flight per "
-         "thread)", LOWER, schedule=True, flag="--row-unroll"),
+         "thread)", LOWER, schedule=True, cli=True),
     Knob("vectors", 0, Range(0, 16, note=" (0: the heuristic)"), "vectors each thread handles: in a row_registers "
          "kernel the vectors of the row it holds, which sets the threads per row; in a flat kernel the vectors it "
          "loads together (0: the heuristic: `row_threads`, and 1 for flat kernels)", LOWER, schedule=True,
-         flag="--vectors"),
+         cli=True),
     Knob("read_only_cache", "off", Choice(("off", "weights", "inputs")), "which inputs the kernel reads through "
          "the read-only data cache (ld.global.nc): off, weights (inputs smaller than its output: read by every "
          "row) or inputs (every input); their loads get `fusec.read_only`, which --fusec-read-only-arguments "
-         "turns into the kernel's argument attributes", LOWER, schedule=True, flag="--read-only-cache"),
+         "turns into the kernel's argument attributes", LOWER, schedule=True, cli=True),
     Knob("l2_evict_last", False, Flag(), "load the inputs as large as the kernel's output (its rows) with an L2 "
          "evict_last cache policy; their loads get `fusec.l2_evict_last`, which --fusec-l2-evict-last writes as "
-         "PTX", LOWER, schedule=True, flag="--l2-evict-last"),
+         "PTX", LOWER, schedule=True, cli=True),
     Knob("row_stash", False, Flag(), "a hybrid row_registers kernel (`vectors` past `row-registers`) stores the "
          "part of its row past its registers to shared memory and reads it from there in later phases, instead "
-         "of from global memory (`row_stash`)", LOWER, schedule=True, flag="--row-stash"),
+         "of from global memory (`row_stash`)", LOWER, schedule=True, cli=True),
     Knob("one_barrier_rows", 64, Range(0, 1 << 30), "row kernels with at most this many rows (a static count) "
          "combine each float sum, max or min with one barrier (`block_reduce`) instead of gpu.all_reduce's two "
          "(0: never)", LOWER),

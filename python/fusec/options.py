@@ -13,11 +13,10 @@ import json
 import re
 
 from .diagnostics import FusecError
-from .knobs import KNOBS, check_value, knob, parse_overrides
+from .knobs import KNOBS, check_value, parse_overrides
 
-__all__ = ["CompileOptions", "TARGETS"]
+__all__ = ["CompileOptions", "MIN_PTX"]
 
-TARGETS = knob("target").values.words
 
 # The PTX ISA version (x10) LLVM's NVPTX back end needs for each architecture: a lower one is an
 # `LLVM ERROR` that kills the process, an unknown name is PTX for LLVM's default target.

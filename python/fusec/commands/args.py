@@ -85,9 +85,9 @@ _PARSERS = {"arch": arch}
 
 def add_compile_options(p) -> None:
     """The flags of the CompileOptions a command line sets (read back by `compile_options`): every knob
-    of fusec.knobs with a `flag`, parsed and explained as the table says, and --schedule FILE."""
+    of fusec.knobs with `cli`, parsed and explained as the table says, and --schedule FILE."""
     for k in KNOBS:
-        if k.flag is None:
+        if not k.cli:
             continue
         values, extra = k.values, {}
         if k.name in _PARSERS:
@@ -107,7 +107,7 @@ def add_compile_options(p) -> None:
 def compile_options(args) -> CompileOptions:
     """The CompileOptions of arguments parsed with `add_compile_options`' flags."""
     schedule = load_schedule_file(args.schedule) if getattr(args, "schedule", None) else ""
-    return CompileOptions(**{k.name: getattr(args, k.name) for k in KNOBS if k.flag}, schedule=schedule)
+    return CompileOptions(**{k.name: getattr(args, k.name) for k in KNOBS if k.cli}, schedule=schedule)
 
 
 def add_debug_option(p) -> None:
