@@ -59,9 +59,13 @@ def decomposed_graph(spec: ModelSpec):
     """The graph the compiler imports: the exported program after the decompositions fusec imports
     with (`fusec check` lists its ATen ops)."""
     program = export_program(spec).program  # computing bf16/fp16 in fp32, as CompileOptions does by default
+    return _decompose(program).graph
+
+
+def _decompose(program):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
-        return program.run_decompositions(decompositions()).graph
+        return program.run_decompositions(decompositions())
 
 
 def import_to_torch_dialect(spec: ModelSpec, *, upcast_low_precision: bool = True):
@@ -72,12 +76,14 @@ def import_to_torch_dialect(spec: ModelSpec, *, upcast_low_precision: bool = Tru
     if all(getattr(out, "op", None) == "placeholder" for out in outputs):
         raise FusecError("the model computes nothing (it returns its inputs unchanged): there is no kernel "
                          "to compile", location=model_location(spec))
+    program = _decompose(program)
     _keep_user_frames(program)
+    _one_device(program)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FutureWarning)
             module = fx.export_and_import(program, output_type="torch", func_name="main",
-                                          decomposition_table=decompositions())
+                                          decomposition_table={})  # decomposed above
     except TorchMlirCompilerError as err:
         raise FusecError(f"torch-mlir could not import the model: {shorten(err)}") from None
     if any(exported.row_symbols):
@@ -113,6 +119,19 @@ def _keep_user_frames(program) -> None:
             node.meta["stack_trace"] = "".join(kept)
         else:
             del node.meta["stack_trace"]
+
+
+def _one_device(program) -> None:
+    """Every device argument of the graph (a factory op's `device=`, a `_to_copy` to a device) becomes
+    the CPU's. A kernel runs where its inputs are, so a device names nothing fusec lowers; but
+    torch-mlir's linalg lowering knows only the CPU: a model traced on CUDA tensors that makes a
+    tensor (`masked_fill(m, -inf)` decomposes into `where(m, scalar_tensor(-inf, device=cuda:0), x)`)
+    was refused ("aten.to.device ... has no linalg lowering") on the GPU and compiled on the CPU."""
+    cpu = torch.device("cpu")
+    for node in program.graph.nodes:
+        if node.op == "call_function" and isinstance(node.kwargs.get("device"), torch.device):
+            node.kwargs = {**node.kwargs, "device": cpu}
+        node.args = tuple(cpu if isinstance(a, torch.device) else a for a in node.args)
 
 
 def _mark_dynamic_rows(module, symbols, bounds: dict) -> None:
