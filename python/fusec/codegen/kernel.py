@@ -17,7 +17,7 @@ import math
 from fusec.mlir import ir
 from torch_mlir.dialects import arith, memref, vector
 
-from .indexing import apply_map, element_bytes, lanes_of
+from .indexing import apply_map, const, element_bytes, lanes_of
 
 __all__ = ["Member", "Kernel", "identity", "has_identity", "attributes", "is_vector"]
 
@@ -71,6 +71,18 @@ class Member:
         self.sources: list = []  # per operand: the earlier member whose version it reads, or None
 
 
+def _is_bool(element) -> bool:
+    """An i1 memref holds a byte per element, but a vector<N x i1> in memory is N packed bits (LLVM's
+    layout): a vector load of 16 bools read 2 bytes (a mask of 64x2048 gave a masked softmax wrong
+    values in every row on the GPU). Bools are read and written a byte at a time, as the vector's
+    elements; the other operands of the kernel keep their vector accesses."""
+    return isinstance(element, ir.IntegerType) and element.width == 1
+
+
+def _lane(index, k: int):
+    return [*index[:-1], arith.AddIOp(index[-1], const(k)).result] if k else list(index)
+
+
 def is_vector(value) -> bool:
     return isinstance(value.type, ir.VectorType)
 
@@ -93,17 +105,24 @@ class Kernel:
         key = (operand, tuple(index), lanes)
         if key not in self.cache:
             operand, index = self.stashed.get(key, (operand, index))
+            element = ir.MemRefType(operand.type).element_type
             if lanes == 1:
                 self.cache[key] = memref.LoadOp(operand, index).result
+            elif _is_bool(element):
+                self.cache[key] = vector.FromElementsOp(
+                    ir.VectorType.get([lanes], element),
+                    [memref.LoadOp(operand, _lane(index, k)).result for k in range(lanes)]).result
             else:
-                element = ir.MemRefType(operand.type).element_type
                 self.cache[key] = vector.LoadOp(ir.VectorType.get([lanes], element), operand, index,
                                                 alignment=min(16, lanes * element_bytes(element))).result
         return self.cache[key]
 
     def store(self, value, operand, index):
-        if is_vector(value):
-            element = ir.MemRefType(operand.type).element_type
+        element = ir.MemRefType(operand.type).element_type
+        if is_vector(value) and _is_bool(element):
+            for k in range(ir.VectorType(value.type).shape[0]):
+                memref.StoreOp(vector.ExtractOp(value, [], [k]).result, operand, _lane(index, k))
+        elif is_vector(value):
             vector.StoreOp(value, operand, index, alignment=min(16, self.lanes * element_bytes(element)))
         else:
             memref.StoreOp(value, operand, index)
