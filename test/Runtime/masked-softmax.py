@@ -31,7 +31,8 @@ wrong = 0
 for rows, width in [(1, 4096), (8, 4096), (64, 2048), (65, 2048), (128, 1024), (8, 1000), (33, 77), (4, 32768)]:
     for dtype in (torch.float32, torch.bfloat16):
         x = torch.randn(rows, width, device="cuda", dtype=dtype)
-        causal = torch.arange(width, device="cuda")[None, :] > torch.arange(rows, device="cuda")[:, None] * (width // rows)
+        cols, row_ids = torch.arange(width, device="cuda"), torch.arange(rows, device="cuda")
+        causal = cols[None, :] > row_ids[:, None] * (width // rows)
         mask = causal | (torch.rand(rows, width, device="cuda") < 0.3)
         mask[:, 0] = False
         if rows > 1:
@@ -39,7 +40,8 @@ for rows, width in [(1, 4096), (8, 4096), (64, 2048), (65, 2048), (128, 1024), (
         for model in (by_masked_fill, by_where, with_bool_output):
             outs = fusec.compile(model, (x, mask))(x, mask)
             refs = model(x.double(), mask)
-            for out, ref in zip(outs if isinstance(outs, tuple) else (outs,), refs if isinstance(refs, tuple) else (refs,)):
+            outs, refs = (outs, refs) if isinstance(outs, tuple) else ((outs,), (refs,))
+            for out, ref in zip(outs, refs):
                 if ref.dtype == torch.bool:
                     bad = (out != ref).sum().item() > 0.001 * ref.numel()  # probabilities at the threshold may round
                 else:
