@@ -14,7 +14,8 @@ What happens to each graph dynamo captures:
    tensors, the GPU's architecture for CUDA tensors), through the compile cache (`fusec.cache`),
    and its submodule is replaced by the compiled kernels; a region fusec fails on stays in PyTorch,
    and the report says why (the model never fails because of fusec); a region whose inputs have a
-   symbolic dim 0 (a batch that changes between calls) is compiled once with dynamic rows;
+   symbolic dim 0 (a batch that changes between calls) is compiled once with dynamic rows; its
+   outputs keep the strides the graph was traced with (`layout.py`);
 4. optionally (`cuda_graphs`) the whole forward is replayed as one CUDA graph (one per input shape).
 
 Options (`torch.compile(..., options={...})`): `explain` (print the partition report; also
@@ -109,7 +110,7 @@ def _partition_and_compile(fw_gm, graph_id, backend_options, compile_options):
         stats[result.status] += 1
         results.append(result)
         if result.compiled is not None:
-            partition.replace_region(part.graph_module, name, result.compiled.__call__)
+            partition.replace_region(part.graph_module, name, result.call)
     report = Report(graph_id, part.n_ops, results, part.pytorch_ops)
     fn = part.graph_module.forward
     if backend_options.get("cuda_graphs") and _all_cuda(fw_gm):

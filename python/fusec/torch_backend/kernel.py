@@ -24,6 +24,7 @@ from .. import api
 from ..cache import cache_key
 from ..diagnostics import FusecError
 from ..options import MIN_PTX, CompileOptions
+from .layout import output_layouts, restrided
 from .support import op_name
 
 __all__ = ["RegionResult", "compile_region", "graph_text"]
@@ -41,6 +42,7 @@ class RegionResult:
     seconds: float = 0.0
     reason: str = ""
     compiled: object = None  # the CompiledModel
+    call: object = None  # what the graph calls: the CompiledModel, its outputs in the traced layouts
 
 
 def graph_text(gm: torch.fx.GraphModule) -> str:
@@ -141,6 +143,7 @@ def compile_region(name: str, gm: torch.fx.GraphModule, options: dict, cache, me
     start = time.perf_counter()
     try:
         sig = _input_signature(gm)
+        layouts = output_layouts(gm)
         result.target, device = _target(sig)
         opts = {**options, "target": result.target}
         if result.target == "cuda":
@@ -154,6 +157,7 @@ def compile_region(name: str, gm: torch.fx.GraphModule, options: dict, cache, me
         result.status, result.compiled = "pytorch", None
         result.reason = f"fusec failed on it (a fusec bug): {type(err).__name__}: {_first_line(str(err))}"
     if result.compiled is not None:
+        result.call = restrided(result.compiled.__call__, gm, layouts)
         _try_run(result, sig, device)
     result.seconds = time.perf_counter() - start
     return result
@@ -185,13 +189,13 @@ def _try_run(result: RegionResult, sig, device) -> None:
     at compile time, instead of failing in the user's forward."""
     try:
         with unset_fake_temporarily(), torch.cuda.device(device) if device.type == "cuda" else contextlib.nullcontext():
-            result.compiled(*(torch.zeros(_sizes(shape), dtype=getattr(torch, dtype), device=device)
+            result.call(*(torch.zeros(_sizes(shape), dtype=getattr(torch, dtype), device=device)
                               for shape, dtype, _ in sig))
     except FusecError as err:
-        result.status, result.compiled = "pytorch", None
+        result.status, result.compiled, result.call = "pytorch", None, None
         result.reason = f"fusec's runtime refused it: {_first_line(err.message)}"
     except Exception as err:  # noqa: BLE001 (as above)
-        result.status, result.compiled = "pytorch", None
+        result.status, result.compiled, result.call = "pytorch", None, None
         result.reason = f"fusec's runtime failed on it (a fusec bug): {type(err).__name__}: {_first_line(str(err))}"
 
 
