@@ -15,12 +15,16 @@ What happens to each graph dynamo captures:
    and its submodule is replaced by the compiled kernels; a region fusec fails on stays in PyTorch,
    and the report says why (the model never fails because of fusec); a region whose inputs have a
    symbolic dim 0 (a batch that changes between calls) is compiled once with dynamic rows; its
-   outputs keep the strides the graph was traced with (`layout.py`);
+   outputs keep the strides the graph was traced with (`layout.py`); the compiles run in worker
+   processes (`workers.py`: a crash in MLIR or LLVM costs its region, not the program), the regions
+   of a graph in parallel;
 4. optionally (`cuda_graphs`) the whole forward is replayed as one CUDA graph (one per input shape).
 
 Options (`torch.compile(..., options={...})`): `explain` (print the partition report; also
 FUSEC_EXPLAIN=1), `cuda_graphs` (False), `cache` (True: use the disk cache), `cache_dir`, and the
 fields of `fusec.CompileOptions` except `target` (arch, fusion, threads_per_block, ...).
+Environment: FUSEC_COMPILE_IN_PROCESS=1 (compile in this process, unisolated: for debugging),
+FUSEC_COMPILE_WORKERS=N (the worker pool's size).
 """
 
 from __future__ import annotations

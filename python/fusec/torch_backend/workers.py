@@ -71,8 +71,9 @@ class _Worker:
 
     def __init__(self):
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
-        self.process = subprocess.Popen([sys.executable, "-c", "from fusec.torch_backend.workers import serve; serve()"],
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+        main = "from fusec.torch_backend.workers import serve; serve()"
+        self.process = subprocess.Popen([sys.executable, "-c", main], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        env=env)
 
     def run(self, job):
         try:
