@@ -43,7 +43,7 @@ try:
 except ImportError:  # no fcntl (Windows): the rename is still atomic
     fcntl = None
 
-__all__ = ["FORMAT", "CompileCache", "cache_dir", "cache_key"]
+__all__ = ["FORMAT", "CompileCache", "cache_dir", "cache_key", "compiled_from_artifact"]
 
 FORMAT = "fusec-cache/1"
 
@@ -61,6 +61,18 @@ def cache_key(ingredients: dict) -> str:
     text = json.dumps({"format": FORMAT, "fusec": __version__, "torch": torch.__version__, **ingredients},
                       sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def compiled_from_artifact(options, manifest: dict, artifact: str, source: str = "<cache>", parameters=(),
+                           tensors=()) -> CompiledModel:
+    """A CompiledModel rebuilt from what a compile made: its options (CompileOptions or their dict), launch
+    manifest and artifact (a cache entry, or a compile worker's answer); `parameters` are the names of
+    its trailing state inputs, `tensors` their values."""
+    options = options if isinstance(options, CompileOptions) else CompileOptions(**options)
+    comp = Compilation(options, source, manifest=manifest, parameters=list(parameters))
+    comp.texts[target_of(options.target).artifact_stage] = artifact
+    comp.ptx = comp.texts.get("ptx")  # what CompiledModel shows as .ptx (cuda)
+    return CompiledModel(comp, tensors)
 
 
 class CompileCache:
@@ -87,13 +99,10 @@ class CompileCache:
         except (OSError, ValueError, KeyError, TypeError, FusecError):
             self._discard(folder)  # damaged: the compile that follows stores a good one
             return None
-        comp = Compilation(options, entry.get("source", "<cache>"), manifest=manifest,
-                           parameters=list(entry.get("parameters", [])))
-        comp.texts[target.artifact_stage] = artifact
-        comp.ptx = comp.texts.get("ptx")  # what CompiledModel shows as .ptx (cuda)
         self._update_index(lambda index: index.get(key) and index[key].update(
             hits=index[key].get("hits", 0) + 1, last_used=_now()))
-        return CompiledModel(comp, parameters)
+        return compiled_from_artifact(options, manifest, artifact, entry.get("source", "<cache>"),
+                                      list(entry.get("parameters", [])), parameters)
 
     def store(self, key: str, compiled, summary: dict | None = None, details: dict | None = None) -> bool:
         """Write `compiled` (a CompiledModel) under `key`, with `summary` in the index and entry.json and

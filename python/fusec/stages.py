@@ -98,12 +98,14 @@ def _bufferize_and_outline(o: CompileOptions) -> list[str]:
 
 def _lower_to_host_llvm(o: CompileOptions) -> list[str]:
     # Kernels take bare pointers, as the GPU kernels do, so the runtime passes a tensor's address.
-    # rsqrt has no libm function: it is expanded (1/sqrt); math and arithmetic on bf16 runs in f32
-    # (libm and the CPU have no bf16), and bf16 casts become integer arithmetic.
+    # rsqrt has no libm function: it is expanded (1/sqrt), and integer abs to arith ops; math and
+    # arithmetic on bf16 runs in f32 (libm and the CPU have no bf16), and bf16 casts become integer
+    # arithmetic.
     return [
         "fusec-erase-host-function",
         "func.func(convert-linalg-to-loops)", "expand-strided-metadata", "lower-affine",
-        "math-expand-ops{ops=fpowi,rsqrt}", "math-extend-to-supported-types{target-type=f32}",
+        "math-expand-ops{ops=fpowi,rsqrt}", "fusec-expand-integer-abs",
+        "math-extend-to-supported-types{target-type=f32}",
         "arith-emulate-unsupported-floats{source-types=bf16 target-type=f32}",
         "arith-expand{include-bf16=true}", "convert-math-to-libm",
         "convert-scf-to-cf", "convert-math-to-llvm", "convert-arith-to-llvm", "finalize-memref-to-llvm",
@@ -161,7 +163,7 @@ CUDA_STAGES: list[Stage] = [
                      "fusec-align-workgroup-buffers", "canonicalize",
                      "cse"], after=(read_manifest,)),
     Stage("nvvm", "kernels in the llvm and nvvm dialects",
-          lambda o: ["gpu.module(math-expand-ops{ops=fpowi}, convert-scf-to-cf, "
+          lambda o: ["fusec-expand-integer-abs", "gpu.module(math-expand-ops{ops=fpowi}, convert-scf-to-cf, "
                      "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1}, canonicalize, cse)",
                      "reconcile-unrealized-casts"]),
     Stage("llvm", "LLVM IR of the kernels", make=_translate, language="llvm",

@@ -2,7 +2,9 @@
 # runtime refuses, a bug inside fusec, a whole graph the backend fails on, and graphs of views and
 # matmuls only all run in PyTorch, match eager, and the report says why (dynamic shapes beyond the
 # rows: test/Backend/dynamic-rows.py).
-# Bad backend options are errors that name the option.
+# Bad backend options are errors that name the option. The compiles run in this process
+# (FUSEC_COMPILE_IN_PROCESS): the tests replace fusec's functions here, which a compile worker would
+# not see (a worker that crashes: test/Backend/worker-crash.py).
 
 # RUN: %python %s 2>&1 | FileCheck %s
 
@@ -14,6 +16,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "Inp
 from blocks import MLPBlock, close, private_cache, randomize
 
 private_cache()
+os.environ["FUSEC_COMPILE_IN_PROCESS"] = "1"
 import fusec
 import fusec.driver
 import fusec.torch_backend as tb

@@ -14,17 +14,23 @@ What happens to each graph dynamo captures:
    tensors, the GPU's architecture for CUDA tensors), through the compile cache (`fusec.cache`),
    and its submodule is replaced by the compiled kernels; a region fusec fails on stays in PyTorch,
    and the report says why (the model never fails because of fusec); a region whose inputs have a
-   symbolic dim 0 (a batch that changes between calls) is compiled once with dynamic rows;
+   symbolic dim 0 (a batch that changes between calls) is compiled once with dynamic rows; its
+   outputs keep the strides the graph was traced with (`layout.py`); the compiles run in worker
+   processes (`workers.py`: a crash in MLIR or LLVM costs its region, not the program), the regions
+   of a graph in parallel;
 4. optionally (`cuda_graphs`) the whole forward is replayed as one CUDA graph (one per input shape).
 
 Options (`torch.compile(..., options={...})`): `explain` (print the partition report; also
 FUSEC_EXPLAIN=1), `cuda_graphs` (False), `cache` (True: use the disk cache), `cache_dir`, and the
 fields of `fusec.CompileOptions` except `target` (arch, fusion, threads_per_block, ...).
+Environment: FUSEC_COMPILE_IN_PROCESS=1 (compile in this process, unisolated: for debugging),
+FUSEC_COMPILE_WORKERS=N (the worker pool's size).
 """
 
 from __future__ import annotations
 
 import collections
+import concurrent.futures
 import dataclasses
 import itertools
 import warnings
@@ -37,7 +43,7 @@ from ..cache import CompileCache
 from ..diagnostics import FusecError
 from ..options import CompileOptions
 from .cudagraph import CudaGraphRunner, static_input_indices
-from .kernel import compile_region
+from . import kernel, workers
 from . import partition  # (its functions called through the module: tests replace them)
 from .report import Report, explain_enabled
 from .support import op_name
@@ -70,6 +76,7 @@ def fusec_backend(gm, example_inputs, options: dict | None = None, **kwargs):
     """The torch.compile backend (dynamo calls it with each captured graph and its example inputs)."""
     backend_options, compile_options = _split_options({**(options or {}), **kwargs})
     graph_id = next(_graph_ids)
+    workers.warm_up()  # the compile workers start while aot_autograd traces
 
     def forward_compiler(fw_gm, fw_inputs):
         return make_boxed_func(_compile_forward(fw_gm, graph_id, backend_options, compile_options))
@@ -103,19 +110,31 @@ def _partition_and_compile(fw_gm, graph_id, backend_options, compile_options):
     n_inputs = len(fw_gm.graph.find_nodes(op="placeholder"))
     part = partition.partition_graph(fw_gm)
     cache = CompileCache(backend_options.get("cache_dir")) if backend_options.get("cache", True) else None
-    results = []
-    for name in part.regions:
-        result = compile_region(name, getattr(part.graph_module, name), compile_options, cache, _memory)
+    results = _compile_regions(part, compile_options, cache)
+    for name, result in zip(part.regions, results):
+        kernel.try_run(result)  # here, in order: loading a module is not done in parallel
         stats[result.status] += 1
-        results.append(result)
         if result.compiled is not None:
-            partition.replace_region(part.graph_module, name, result.compiled.__call__)
+            partition.replace_region(part.graph_module, name, result.call)
     report = Report(graph_id, part.n_ops, results, part.pytorch_ops)
     fn = part.graph_module.forward
     if backend_options.get("cuda_graphs") and _all_cuda(fw_gm):
         fn = CudaGraphRunner(fn, static_input_indices(n_inputs))
         report.cuda_graphs = True
     return fn, report
+
+
+def _compile_regions(part, compile_options: dict, cache) -> list:
+    """Each region's RegionResult, compiled by the compile workers in parallel (FUSEC_COMPILE_IN_PROCESS=1:
+    one after another in this process)."""
+    def one(name, compiler):
+        return kernel.compile_region(name, getattr(part.graph_module, name), compile_options, cache, _memory,
+                                     compiler=compiler, run=False)
+
+    if workers.in_process() or not part.regions:
+        return [one(name, kernel.compile_graph) for name in part.regions]
+    with concurrent.futures.ThreadPoolExecutor(min(len(part.regions), workers.pool_size())) as threads:
+        return list(threads.map(lambda name: one(name, workers.compile_in_worker), part.regions))
 
 
 def _all_cuda(gm) -> bool:

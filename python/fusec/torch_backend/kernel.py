@@ -16,6 +16,7 @@ import contextlib
 import copy
 import dataclasses
 import time
+import warnings
 
 import torch
 from torch._subclasses.fake_tensor import unset_fake_temporarily
@@ -24,9 +25,23 @@ from .. import api
 from ..cache import cache_key
 from ..diagnostics import FusecError
 from ..options import MIN_PTX, CompileOptions
+from .layout import output_layouts, restrided
 from .support import op_name
 
-__all__ = ["RegionResult", "compile_region", "graph_text"]
+__all__ = ["RegionCrashed", "RegionResult", "WorkerError", "compile_graph", "compile_region", "graph_text",
+           "try_run"]
+
+
+class RegionCrashed(FusecError):
+    """The process compiling a region (a compile worker) died before it answered."""
+
+
+class WorkerError(Exception):
+    """An exception other than a FusecError that a compile worker raised, by its type's name (`kind`)."""
+
+    def __init__(self, kind: str, message: str):
+        super().__init__(message)
+        self.kind = kind
 
 
 @dataclasses.dataclass
@@ -41,6 +56,8 @@ class RegionResult:
     seconds: float = 0.0
     reason: str = ""
     compiled: object = None  # the CompiledModel
+    call: object = None  # what the graph calls: the CompiledModel, its outputs in the traced layouts
+    inputs: tuple = ()  # (input signature, device), for try_run
 
 
 def graph_text(gm: torch.fx.GraphModule) -> str:
@@ -123,6 +140,16 @@ def _on_cpu(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
     return gm
 
 
+def compile_graph(gm, sig, options: dict, ops=(), *, trial_run: bool = False):
+    """fusec.compile of region `gm` for inputs `sig`; `trial_run`: a cpu-target model is also loaded
+    (JIT-compiled) and run once on zeros here (a compile worker does so: a JIT crash is then its)."""
+    compiled = _compile(gm, sig, options)
+    if trial_run and compiled.target == "cpu":
+        with unset_fake_temporarily():
+            compiled(*(torch.zeros(_sizes(shape), dtype=getattr(torch, dtype)) for shape, dtype, _ in sig))
+    return compiled
+
+
 def _compile(gm, sig, options: dict):
     # Outside aot_autograd's fake mode and dynamo's tracing context: the export of a region with
     # dynamic rows would otherwise add its own guards to the frame dynamo is compiling.
@@ -132,34 +159,45 @@ def _compile(gm, sig, options: dict):
         return api.compile(_on_cpu(gm), examples, dynamic_shapes=_dynamic_shapes(sig), strict_export=False, **options)
 
 
-def compile_region(name: str, gm: torch.fx.GraphModule, options: dict, cache, memory: dict) -> RegionResult:
-    """Compile region `name` for its inputs' device, through the in-process and disk caches, and run
-    it once. Never raises for the model's sake: a region fusec cannot take comes back with status
-    'pytorch' and the reason."""
+def compile_region(name: str, gm: torch.fx.GraphModule, options: dict, cache, memory: dict,
+                   compiler=compile_graph, run: bool = True) -> RegionResult:
+    """Compile region `name` for its inputs' device, through the in-process and disk caches, with
+    `compiler` (compile_graph, or a compile worker's), and run it once (`run`; else call try_run).
+    Never raises for the model's sake: a region fusec cannot take comes back with status 'pytorch'
+    and the reason."""
     ops = [op_name(n) for n in gm.graph.nodes if n.op == "call_function" and op_name(n) != "getitem"]
     result = RegionResult(name, ops)
     start = time.perf_counter()
     try:
         sig = _input_signature(gm)
+        layouts = output_layouts(gm)
         result.target, device = _target(sig)
         opts = {**options, "target": result.target}
         if result.target == "cuda":
             opts = _cuda_options(device, opts)
-        result.compiled, result.status = _lookup_or_compile(gm, sig, opts, ops, cache, memory, device)
+        result.compiled, result.status = _lookup_or_compile(gm, sig, opts, ops, cache, memory, device, compiler)
         result.kernels = list(result.compiled.manifest["kernels"])
+    except RegionCrashed as err:
+        result.status, result.compiled = "pytorch", None
+        result.reason = f"fusec crashed compiling it: {err.message}"
+        warnings.warn(f"fusec: {name} ({', '.join(ops)}) runs in PyTorch: {err.message}", stacklevel=2)
     except FusecError as err:
         result.status, result.compiled = "pytorch", None
         result.reason = f"fusec could not compile it: {_first_line(err.message)}"
     except Exception as err:  # noqa: BLE001 (a bug in fusec must not break the user's model)
         result.status, result.compiled = "pytorch", None
-        result.reason = f"fusec failed on it (a fusec bug): {type(err).__name__}: {_first_line(str(err))}"
+        kind = getattr(err, "kind", type(err).__name__)
+        result.reason = f"fusec failed on it (a fusec bug): {kind}: {_first_line(str(err))}"
     if result.compiled is not None:
-        _try_run(result, sig, device)
+        result.call = restrided(result.compiled.__call__, gm, layouts)
+        result.inputs = (sig, device)
+        if run:
+            try_run(result)
     result.seconds = time.perf_counter() - start
     return result
 
 
-def _lookup_or_compile(gm, sig, opts, ops, cache, memory, device):
+def _lookup_or_compile(gm, sig, opts, ops, cache, memory, device, compiler):
     """(CompiledModel, how it was found): this process's models (per device: a loaded model is bound
     to its GPU), else the disk cache, else a compile, stored in both."""
     # Every option, defaults included: a default that changes between versions changes the key.
@@ -170,7 +208,7 @@ def _lookup_or_compile(gm, sig, opts, ops, cache, memory, device):
         return memory[key, str(device)], "memory"
     compiled, status = (cache.load(key) if cache is not None else None), "cache"
     if compiled is None:
-        compiled, status = _compile(gm, sig, opts), "compiled"
+        compiled, status = compiler(gm, sig, opts, ops), "compiled"
         if cache is not None:
             inputs = ", ".join(f"{dtype}{shape}" for shape, dtype, _ in sig)
             cache.store(key, compiled, {"ops": ", ".join(ops), "inputs": inputs}, ingredients)
@@ -178,21 +216,25 @@ def _lookup_or_compile(gm, sig, opts, ops, cache, memory, device):
     return compiled, status
 
 
-def _try_run(result: RegionResult, sig, device) -> None:
+def try_run(result: RegionResult) -> None:
     """Run the compiled region once, on zeros on its device. This loads its module now (the PTX into
     the driver, or the cpu target's JIT) and binds it to that device, so the forward calls the kernels
     with nothing to check first; and a runtime that refuses the region sends it back to PyTorch here,
     at compile time, instead of failing in the user's forward."""
+    if result.compiled is None:
+        return
+    start, (sig, device) = time.perf_counter(), result.inputs
     try:
         with unset_fake_temporarily(), torch.cuda.device(device) if device.type == "cuda" else contextlib.nullcontext():
-            result.compiled(*(torch.zeros(_sizes(shape), dtype=getattr(torch, dtype), device=device)
+            result.call(*(torch.zeros(_sizes(shape), dtype=getattr(torch, dtype), device=device)
                               for shape, dtype, _ in sig))
     except FusecError as err:
-        result.status, result.compiled = "pytorch", None
+        result.status, result.compiled, result.call = "pytorch", None, None
         result.reason = f"fusec's runtime refused it: {_first_line(err.message)}"
     except Exception as err:  # noqa: BLE001 (as above)
-        result.status, result.compiled = "pytorch", None
+        result.status, result.compiled, result.call = "pytorch", None, None
         result.reason = f"fusec's runtime failed on it (a fusec bug): {type(err).__name__}: {_first_line(str(err))}"
+    result.seconds += time.perf_counter() - start
 
 
 def _first_line(text: str) -> str:

@@ -1,0 +1,129 @@
+"""Region outputs with the strides the graph was traced with.
+
+fusec's runtime returns every output as a fresh contiguous tensor, while the ATen graph after a
+region was traced with eager's strides: `exp(x.t())` is, in eager, a tensor of x.t()'s layout
+(strides (1, 3) for a 3x3 x), and a later `as_strided`, or a `view` that is only valid for that
+layout (`q.transpose(1, 2).view(b, t, h * d)` after rotary embeddings), reads it as such. Given a
+contiguous tensor instead, a view raises "view size is not compatible with input tensor's size and
+stride" and an `as_strided` silently reads the wrong elements.
+
+So each output keeps the layout of its FX node's `meta["val"]`:
+
+- contiguous (most outputs): returned as the runtime made it;
+- a permutation of a contiguous layout (a transposed or permuted result, the common case): copied
+  once into a tensor of that layout (`torch.empty` of the permuted shape, permuted back), which
+  works for any row count of a region with dynamic rows;
+- any other layout of distinct elements (padded strides, static shapes only): copied once into
+  `torch.empty_strided` of the traced strides;
+- overlapping strides (an output that is an `expand`), or a non-dense layout with symbolic sizes:
+  the region stays in PyTorch (`LayoutError`).
+
+The copy costs what eager's kernel would have saved by writing in that order. Making fusec's kernel
+write the permuted layout itself (compiling `out.permute(order)`) costs the same today: fusion
+keeps a transpose in a kernel of its own (its shape differs from the producer's), so it is not done.
+
+Sizes of 1 and 0 make strides irrelevant; a symbolic size (dynamic rows) is read at its hint.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import torch
+from torch.fx.experimental.symbolic_shapes import optimization_hint
+
+from ..diagnostics import FusecError
+
+__all__ = ["LayoutError", "OutputLayout", "layout_of", "output_layouts", "restrided"]
+
+
+class LayoutError(FusecError):
+    """A region output whose traced layout fusec cannot give back."""
+
+
+@dataclasses.dataclass(frozen=True)
+class OutputLayout:
+    """How to give one output its traced layout: `order` (the dims from outermost to innermost in
+    memory) when the layout is a permuted contiguous one, `strides` when it must be copied, neither
+    when the output is contiguous."""
+
+    order: tuple[int, ...] | None = None
+    strides: tuple[int, ...] | None = None
+
+    @property
+    def inverse(self) -> tuple[int, ...]:
+        return tuple(sorted(range(len(self.order)), key=self.order.__getitem__))
+
+
+def _hint(d) -> int:
+    return d if isinstance(d, int) else optimization_hint(d)
+
+
+def _contiguous_strides(shape) -> list[int]:
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return strides[::-1]
+
+
+def layout_of(name: str, val: torch.Tensor) -> OutputLayout:
+    """The OutputLayout of a traced tensor (`name` for the error)."""
+    shape, strides = [_hint(d) for d in val.shape], [_hint(s) for s in val.stride()]
+    if 0 in shape:
+        return OutputLayout()
+    free = [d for d, n in enumerate(shape) if n != 1]  # size-1 dims keep their place: any stride fits
+    order = list(range(len(shape)))
+    for slot, d in zip(free, sorted(free, key=lambda d: -strides[d])):
+        order[slot] = d
+    dense = _contiguous_strides([shape[d] for d in order])
+    if all(strides[d] == s for d, s in zip(order, dense) if shape[d] != 1):
+        return OutputLayout() if order == sorted(order) else OutputLayout(order=tuple(order))
+    if len({strides[d] for d in free}) < len(free) or 0 in (strides[d] for d in free) or \
+            math.prod(shape) > 1 + sum((n - 1) * abs(s) for n, s in zip(shape, strides)):
+        raise LayoutError(f"output {name} has overlapping strides {tuple(strides)} (an expand): fusec's "
+                          "outputs are distinct elements")
+    if not all(isinstance(d, int) for d in (*val.shape, *val.stride())):
+        raise LayoutError(f"output {name} has strides {tuple(val.stride())}, not a permutation of a contiguous "
+                          "layout, and a symbolic size")
+    return OutputLayout(strides=tuple(strides))
+
+
+def _outputs(gm: torch.fx.GraphModule) -> tuple[list, bool]:
+    """(the region's output nodes, whether it returns a tuple)."""
+    out = gm.graph.output_node().args[0]
+    return (list(out), True) if isinstance(out, (tuple, list)) else ([out], False)
+
+
+def output_layouts(gm: torch.fx.GraphModule) -> list[OutputLayout]:
+    """The layout each output of the region was traced with (a node without a traced tensor, or a
+    non-tensor output, counts as contiguous)."""
+    layouts = []
+    for node in _outputs(gm)[0]:
+        val = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
+        layouts.append(layout_of(node.name, val) if isinstance(val, torch.Tensor) else OutputLayout())
+    return layouts
+
+
+def restrided(fn, gm: torch.fx.GraphModule, layouts: list[OutputLayout]):
+    """`fn` (the compiled region) returning its outputs in the traced layouts, and always a tuple when
+    the region returns one (the runtime gives a single output bare)."""
+    as_tuple = _outputs(gm)[1]
+    if not as_tuple and not any(layout.order or layout.strides for layout in layouts):
+        return fn
+
+    def fix(t, layout):
+        if layout.order:
+            shape = [t.shape[d] for d in layout.order]
+            return torch.empty(shape, dtype=t.dtype, device=t.device).permute(layout.inverse).copy_(t)
+        if layout.strides:
+            return torch.empty_strided(t.shape, layout.strides, dtype=t.dtype, device=t.device).copy_(t)
+        return t
+
+    def call(*args):
+        outs = fn(*args)
+        outs = tuple(fix(t, layout) for t, layout in zip(outs if isinstance(outs, tuple) else (outs,), layouts))
+        return outs if as_tuple else outs[0]
+
+    return call
