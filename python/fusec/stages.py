@@ -89,7 +89,7 @@ def _bufferize_and_map(o: CompileOptions) -> list[str]:
 
 def _bufferize_and_outline(o: CompileOptions) -> list[str]:
     return [
-        "fusec-dissolve-groups",
+        "fusec-dissolve-groups", "fusec-blockwise-sums",
         "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}",
         "fusec-outline-groups-to-functions",
         "canonicalize",
