@@ -14,12 +14,16 @@ TOLERANCE = {"float32": 1e-5, "float64": 1e-5, "bfloat16": 1e-2, "float16": 1e-2
 
 
 def compare(out, ref) -> tuple[float, float, float]:
-    """(max abs error, max|ref|, tolerance as abs error); NaNs must agree in position."""
+    """(max abs error, max|ref|, tolerance as abs error); NaNs must agree in position, infinities in
+    position and sign (an error of inf otherwise); the rest is compared where the reference is finite."""
     out32, ref32 = out.float(), ref.float()
     nan_out, nan_ref = torch.isnan(out32), torch.isnan(ref32)
     if not torch.equal(nan_out, nan_ref):
         return float("inf"), 0.0, 0.0
-    finite = ~nan_ref
+    inf_out, inf_ref = torch.isinf(out32), torch.isinf(ref32)
+    if not torch.equal(inf_out, inf_ref) or not torch.equal(out32[inf_ref], ref32[inf_ref]):
+        return float("inf"), 0.0, 0.0
+    finite = ~nan_ref & ~inf_ref
     diff = (out32 - ref32).abs()[finite]
     max_abs = float(diff.max()) if diff.numel() else 0.0
     scale = float(ref32[finite].abs().max()) if diff.numel() else 0.0

@@ -1,6 +1,8 @@
 # The fuzzer's model generator, without fusec: 200 models from one seed load as MODEL.py files, run
-# in PyTorch eager with finite results (the generator bounds every value), stay within the size
-# limit, and together use every op family, dtype and model form the generator has.
+# in PyTorch eager with finite results unless the model says it holds specials (the generator bounds
+# every value it makes; NaN and inf come only from an input's value class or a -inf mask, and then
+# the model's hints say `specials=1`), stay within the size limit, and together use every op family,
+# dtype, model form, value class, mask and zero-size dim the generator has.
 
 # RUN: %python %s | FileCheck %s
 
@@ -24,8 +26,10 @@ def check(model, path):
     spec = load_model_file(path)
     plain, ref32, ref64, unrounded = _references(spec)
     for out in plain + ref32 + ref64 + unrounded:
-        if not torch.isfinite(out.float()).all():
+        if not model.specials and not torch.isfinite(out.float()).all():
             problems.append(f"non-finite output: {model.summary()}")
+    if model.specials != ("specials=1" in model.source()):
+        problems.append(f"hints do not say specials: {model.summary()}")
     for t in spec.example_inputs:
         if t.numel() > generate.MAX_ELEMENTS:
             problems.append(f"input of {t.numel()} elements: {model.summary()}")
@@ -34,6 +38,9 @@ def check(model, path):
     seen["module"] += model.as_module
     seen["long row"] += any(d in generate.LONG_ROWS for v in model.inputs for d in v.shape)
     seen["two outputs"] += len(model.outputs) == 2
+    seen.update(v.values for v in model.inputs)
+    seen["-inf mask"] += model.masked
+    seen["zero-size dim"] += any(0 in v.shape for v in model.inputs)
 
 
 with tempfile.TemporaryDirectory() as tmp:
@@ -53,7 +60,8 @@ print(f"problems: {len(problems)}")
 for p in problems[:10]:
     print(f"  {p}")
 wanted = generate.UNARY + generate.BINARY + generate.REDUCE + (
-    "cast", "float32", "bfloat16", "float16", "module", "long row", "two outputs")
+    "cast", "float32", "bfloat16", "float16", "module", "long row", "two outputs", *generate.VALUE_CLASSES,
+    "-inf mask", "zero-size dim")
 print("missing:", " ".join(w for w in wanted if not seen[w]) or "none")
 
 # CHECK-LABEL: TEST: generator

@@ -3,14 +3,18 @@
 A model is a straight-line function of random inputs (torch.randn): pointwise ops, broadcasts
 (bias vectors, size-1 dims, scalars), reductions (sum/mean/amax over random axes, softmax,
 log-softmax, LayerNorm, RMSNorm from mean/pow/rsqrt) and casts between fp32 and bf16/fp16, on
-shapes of rank 1-3 with size-1, odd and sometimes long (4099, 8192) dimensions.
+shapes of rank 1-3 with size-1, odd and sometimes long (4099, 8192) or zero-size dimensions. Inputs
+are randn, or of another value class (fusec.fuzz.model.VALUE_CLASSES: with NaNs, with +-infs,
+huge, subnormal), and `where`/`masked_fill` sometimes mask with -inf, as attention masks do.
 
 The generator keeps every model well defined, so that a difference between fusec and PyTorch is
 fusec's and not the model's:
 - each value carries an interval that bounds it (inputs are randn: |x| <= 6 but with negligible
   probability); an op whose result could overflow (exp of a large value, a product of large values)
   is replaced by tanh, rsqrt and division only see values bounded away from zero, and only values
-  that fit in fp16 are cast to it. No model produces inf or NaN.
+  that fit in fp16 are cast to it. No model makes inf or NaN from finite values; those of the
+  special value classes and masks ride along (IEEE arithmetic on them is exact), and the oracle
+  compares them by position and sign.
 - `exact` marks values computed without rounding (inputs, neg, relu, clamp, where, amax and casts of
   exact values). `where` only compares exact values: a comparison of rounded values flips when
   fusec's last bit differs from PyTorch's, which is a legitimate difference, not a bug.
@@ -25,11 +29,12 @@ import math
 from hypothesis import strategies as st
 from hypothesis.configuration import set_hypothesis_home_dir
 
-from .model import BINARY, DIMS, LONG_ROWS, MAX_ELEMENTS, MAX_OPS, REDUCE, UNARY, Builder, Model
+from .model import BINARY, DIMS, LONG_ROWS, MAX_ELEMENTS, MAX_OPS, REDUCE, UNARY, VALUE_CLASSES, Builder, Model
 from .ops import step
 
 # The fuzzer's public face: the strategy, and the vocabulary it draws from (ops, size limits; in .model).
-__all__ = ["Model", "isolate_hypothesis", "models", "UNARY", "BINARY", "REDUCE", "MAX_ELEMENTS", "LONG_ROWS"]
+__all__ = ["Model", "isolate_hypothesis", "models", "UNARY", "BINARY", "REDUCE", "MAX_ELEMENTS", "LONG_ROWS",
+           "VALUE_CLASSES"]
 
 
 @st.composite
@@ -51,6 +56,8 @@ def _shape(draw, rows: bool = False) -> tuple:
     dims = [draw(st.sampled_from(DIMS[1:] if rows and i == 0 else DIMS)) for i in range(rank)]
     if draw(st.integers(0, 5)) == 5:
         dims[-1] = draw(st.sampled_from(LONG_ROWS))
+    if draw(st.integers(0, 11)) == 11:  # an empty tensor: a zero-size dim anywhere
+        dims[draw(st.integers(0, rank - 1))] = 0
     for i in range(rank - 1):  # shrink leading dims until the tensor is small enough
         least = 2 if rows and i == 0 else 1
         while math.prod(dims) > MAX_ELEMENTS and dims[i] > least:

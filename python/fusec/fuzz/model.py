@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 
 from hypothesis import strategies as st
 
@@ -27,6 +28,12 @@ CONSTANTS = (2.0, 0.5, -1.0, 3.0)
 COMPARISONS = (">", "<", ">=", "<=")
 THRESHOLDS = (0.0, 0.5, -1.0)
 
+# An input's values: randn mostly, else randn with NaNs or +-infs at random places, or randn scaled
+# to huge (1e30: past fp16) or subnormal (1e-40) magnitudes. (text of the extra step, interval scale)
+VALUE_CLASSES = {"randn": ("", 1.0), "nan": ('.masked_fill(torch.rand({dims}) < 0.1, float("nan"))', 1.0),
+                 "inf": ('.masked_fill(torch.rand({dims}) < 0.05, float("inf"))'
+                         '.masked_fill(torch.rand({dims}) < 0.05, float("-inf"))', 1.0),
+                 "huge": (" * 1e30", 1e30), "tiny": (" * 1e-40", 1e-40)}
 UNARY = ("neg", "relu", "scalar", "exp", "tanh", "sigmoid", "silu", "gelu", "gelu_tanh", "rsqrt", "pow2", "clamp")
 BINARY = ("add", "mul", "sub", "div", "where")
 FAMILIES = ("unary", "binary", "reduce") * 3 + ("cast",)  # weights 3:3:3:1
@@ -40,6 +47,10 @@ class Value:
     lo: float
     hi: float
     exact: bool = False
+    # may also hold non-finite values the interval leaves out: NaN or +-inf from its input class, or
+    # -inf from a mask (IEEE arithmetic on them is exact, so eager and fusec must agree on them)
+    special: bool = False
+    values: str = "randn"  # an input's class, VALUE_CLASSES
 
     @property
     def magnitude(self) -> float:
@@ -59,6 +70,12 @@ class Model:
     ops: list = dataclasses.field(default_factory=list)
     dtypes: set = dataclasses.field(default_factory=set)
     longest_reduction: int = 1
+    masked: bool = False  # a -inf mask (masked_fill, where) is in the model
+
+    @property
+    def specials(self) -> bool:
+        """Whether a value may be NaN or infinite (an input class, a mask)."""
+        return self.masked or any(v.special or 0 in v.shape for v in self.inputs)  # a mean of no elements: NaN
 
     @property
     def narrowest(self) -> str:
@@ -70,7 +87,8 @@ class Model:
 
     def source(self) -> str:
         head = [f'"""fusec fuzz model: {self.summary()}."""',
-                f"# fuzz-oracle: narrowest={self.narrowest} longest-reduction={self.longest_reduction}",
+                f"# fuzz-oracle: narrowest={self.narrowest} longest-reduction={self.longest_reduction}"
+                + (" specials=1" if self.specials else ""),
                 "", "import torch", "",
                 f"torch.manual_seed({self.seed})  # the same example inputs on every run", "", ""]
         args = ", ".join(v.name for v in self.inputs)
@@ -90,7 +108,11 @@ class Model:
 
 def randn_text(v: Value) -> str:
     dims = ", ".join(str(d) for d in v.shape)
-    return f"torch.randn({dims})" if v.dtype == "float32" else f"torch.randn({dims}, dtype=torch.{v.dtype})"
+    extra = VALUE_CLASSES[v.values][0].format(dims=dims or "()")
+    if v.dtype == "float32":
+        return f"torch.randn({dims}){extra}"
+    return f"(torch.randn({dims}){extra}).to(torch.{v.dtype})" if extra else \
+        f"torch.randn({dims}, dtype=torch.{v.dtype})"
 
 
 # -- shapes, dtypes and intervals --------------------------------------------------------------
@@ -130,14 +152,21 @@ class Builder:
 
     def new_input(self, shape: tuple, dtype: str, *, parameter: bool = False) -> Value:
         n = len(self.m.inputs) + len(self.m.params)
-        v = Value(f"{'p' if parameter else 'x'}{n}", tuple(shape), dtype, -6.0, 6.0, exact=True)
+        kinds = [k for k in VALUE_CLASSES if not (k == "huge" and dtype == "float16")]
+        values = "randn" if parameter or self.draw(st.integers(0, 4)) else self.draw(st.sampled_from(kinds))
+        scale = VALUE_CLASSES[values][1]
+        v = Value(f"{'p' if parameter else 'x'}{n}", tuple(shape), dtype, -6.0 * scale, 6.0 * scale, exact=True,
+                  special=values in ("nan", "inf"), values=values)
         (self.m.params if parameter else self.m.inputs).append(v)
         self.values.append(v)
         self.m.dtypes.add(dtype)
         return v
 
-    def emit(self, op: str, expr: str, shape: tuple, dtype: str, lo: float, hi: float, exact: bool = False) -> Value:
-        v = Value(f"v{len(self.m.lines)}", tuple(shape), dtype, lo, hi, exact)
+    def emit(self, op: str, expr: str, shape: tuple, dtype: str, lo: float, hi: float, exact: bool = False,
+             special: bool = False) -> Value:
+        named = set(re.findall(r"\b[xpv]\d+\b", expr))
+        special = special or any(u.special for u in self.values if u.name in named)
+        v = Value(f"v{len(self.m.lines)}", tuple(shape), dtype, lo, hi, exact, special)
         self.m.lines.append(f"{v.name} = {expr}")
         self.m.ops.append(op)
         self.m.dtypes.add(dtype)

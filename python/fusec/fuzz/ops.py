@@ -83,6 +83,11 @@ def _where(b: Builder, a: Value):
                and broadcast(v.shape, a.shape) is not None) if b.draw(st.booleans()) else None
     cond = f"{e.name} {cmp} {f.name if f else b.draw(st.sampled_from(THRESHOLDS))}"
     shape = broadcast(a.shape, e.shape if f is None else broadcast(e.shape, f.shape))
+    if b.draw(st.integers(0, 2)) == 2:  # a -inf mask, as attention masks are made
+        b.m.masked = True
+        if shape != a.shape or b.draw(st.booleans()):  # masked_fill does not broadcast `a`
+            return f'torch.where({cond}, {a.name}, float("-inf"))', shape, a.dtype, a.lo, a.hi, a.exact
+        return f'{a.name}.masked_fill({cond}, float("-inf"))', shape, a.dtype, a.lo, a.hi, a.exact
     c = b.operand(a)
     if isinstance(c, float):
         return f"torch.where({cond}, {a.name}, {c!r})", shape, a.dtype, min(a.lo, c), max(a.hi, c), a.exact
@@ -111,6 +116,8 @@ def _reduce(b: Builder, op: str, a: Value):
         dims = _dims(b, rank, several=True)
         keep = b.draw(st.booleans())
         n = math.prod(a.shape[d] for d in dims)
+        if op == "amax" and n == 0:
+            op = "sum"  # amax of no elements raises in eager (a mean of none is NaN, a sum 0)
         shape = tuple(1 if i in dims else s for i, s in enumerate(a.shape)) if keep else \
             tuple(s for i, s in enumerate(a.shape) if i not in dims)
         kd = ", keepdim=True" if keep else ""
@@ -124,7 +131,7 @@ def _reduce(b: Builder, op: str, a: Value):
         (dim,) = _dims(b, rank, several=False)
         n = a.shape[dim]
         b.m.longest_reduction = max(b.m.longest_reduction, n)
-        lo = 0.0 if op == "softmax" else a.lo - a.hi - math.log(n)
+        lo = 0.0 if op == "softmax" else a.lo - a.hi - math.log(max(n, 1))
         return f"torch.{op}({a.name}, dim={_dim_text((dim,), rank)})", a.shape, a.dtype, lo, \
             (1.0 if op == "softmax" else 0.0), False
     if op == "layer_norm":
@@ -191,4 +198,4 @@ def step(b: Builder) -> None:
         # could overflow: a bounded op instead
         op, expr, shape, dtype, lo, hi, exact = "tanh", f"torch.tanh({a.name})", a.shape, a.dtype, \
             math.tanh(a.lo), math.tanh(a.hi), False
-    b.emit(op, expr, shape, dtype, lo, hi, exact)
+    b.emit(op, expr, shape, dtype, lo, hi, exact, special='float("-inf")' in expr)
