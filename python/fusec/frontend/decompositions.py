@@ -4,7 +4,7 @@ conformance suite, python/fusec/conformance/).
 
 A decomposition returns NotImplemented where the op needs none (the op is then decomposed or lowered
 as before); the ops it emits are decomposed again, so one that calls its own op on other arguments
-returns NotImplemented for those.
+(a 0-d input made 1-d) returns NotImplemented for those.
 """
 
 from __future__ import annotations
@@ -25,12 +25,20 @@ def decompositions() -> dict:
     """torch-mlir's FX decompositions, plus PyTorch's own for (log-)softmax (amax, sub, exp, sum):
     torch-mlir's C++ decomposition of softmax would hide the max inside one opaque op; and for
     GELU: torch-mlir's tanh form uses 0.797724 for sqrt(2/pi) = 0.7978846 (found by `fusec fuzz`:
-    a relative error of 3e-5 at x = 1.5); plus the NaN-propagating max/min family below."""
-    return {**get_decomposition_table(), **get_decompositions([aten._softmax, aten._log_softmax, aten.gelu]),
+    a relative error of 3e-5 at x = 1.5); plus the NaN-propagating max/min family, the variance
+    divisor, 0-d reductions, reciprocal and layer_norm's sign of zero below."""
+    table, torch_own = get_decomposition_table(), get_decompositions([aten._softmax, aten._log_softmax, aten.gelu])
+    return {**table, **torch_own,
+            aten._softmax.default: _softmax_like(torch_own[aten._softmax.default]),
+            aten._log_softmax.default: _softmax_like(torch_own[aten._log_softmax.default]),
             aten.sum.dim_IntList: _accumulate_in_fp32(aten.sum.dim_IntList),
             aten.mean.dim: _accumulate_in_fp32(aten.mean.dim),
             aten.where.self: _where_same_branches,
-            **_MIN_MAX}
+            **_MIN_MAX, **_ZERO_D_REDUCTIONS,
+            aten.var.correction: _variance(aten.var.correction),
+            aten.var_mean.correction: _variance(aten.var_mean.correction),
+            aten.reciprocal.default: _reciprocal,
+            aten.native_layer_norm.default: _layer_norm_adds_zero(table[aten.native_layer_norm.default])}
 
 
 def _accumulate_in_fp32(op):
@@ -129,3 +137,82 @@ _MIN_MAX = {
     aten.hardtanh.default: lambda x, low=-1.0, high=1.0: _clamp(x, low, high),
     aten.relu.default: _relu,
 }
+
+
+# --- reductions of a 0-d tensor -----------------------------------------------------------------------
+# Eager reduces a 0-d tensor over dim 0 or -1 (as if it had one element); torch-mlir's lowering of
+# amax/amin does not take a dim of a 0-d tensor ("failed to legalize torch.constant.int"), and var
+# crashes. The 0-d input is reduced as a 1-element tensor and the 0-d result shaped back.
+
+
+def _on_one_element(op, x, dim, *args, **kwargs):
+    """op over the 1-element tensor x is, its result(s) 0-d again."""
+    out = op(x.reshape(1), [0] if isinstance(dim, (list, tuple)) else 0, *args, **kwargs)
+    return tuple(o.reshape(()) for o in out) if isinstance(out, tuple) else out.reshape(())
+
+
+def _reduction_of_0d(op):
+    def decomposition(x, dim=(), keepdim=False):
+        if x.dim() != 0:
+            return NotImplemented
+        return _on_one_element(op, x, dim, keepdim)
+
+    return decomposition
+
+
+_ZERO_D_REDUCTIONS = {aten.amax.default: _reduction_of_0d(aten.amax.default),
+                      aten.amin.default: _reduction_of_0d(aten.amin.default)}
+
+
+def _softmax_like(torch_decomposition):
+    """(log-)softmax: PyTorch's decomposition, but a 0-d input is taken as 1 element (its amax over
+    dim -1 has no lowering) and an empty input gives its empty result at once (PyTorch's
+    decomposition concatenates a -inf column, whose `empty_strided` torch-mlir cannot lower)."""
+    def decomposition(x, dim, half_to_float):
+        if x.dim() == 0:
+            return _on_one_element(torch_decomposition, x, dim, half_to_float)
+        if x.numel() == 0:
+            return x.to(torch.float32 if half_to_float else x.dtype).clone()
+        return torch_decomposition(x, dim, half_to_float)
+
+    return decomposition
+
+
+# --- variance ---------------------------------------------------------------------------------------
+
+
+def _variance(op):
+    """var/var_mean: eager divides the sum of squares by max(0, N - correction); torch-mlir by
+    N - correction, so where N < correction (an empty dim: N = 0) 0 / -1 gave -0.0 where eager's 0 / 0
+    is NaN. There the correction is made N (the divisor 0). A 0-d input is reduced as 1 element."""
+    def decomposition(x, dim=None, *, correction=None, keepdim=False):
+        if x.dim() == 0:
+            return _on_one_element(op, x, dim if dim is not None else [0], correction=correction, keepdim=keepdim)
+        dims = range(x.dim()) if dim is None or len(dim) == 0 else dim
+        n = math.prod(x.shape[d] for d in dims)
+        c = 1 if correction is None else correction
+        if not isinstance(n, int) or n >= c:  # a dynamic row count: torch-mlir's divisor kept
+            return NotImplemented
+        return op(x, dim, correction=n, keepdim=keepdim)
+
+    return decomposition
+
+
+# --- reciprocal and layer_norm ----------------------------------------------------------------------
+
+
+def _reciprocal(x):
+    """1 / x. torch-mlir's lowering asserts x != 0 (`cf.assert`, which no fusec target lowers); eager
+    gives inf (and an integer x a float result, as true division does)."""
+    return aten.div.Tensor(torch.ones((), dtype=x.dtype, device=x.device), x)
+
+
+def _layer_norm_adds_zero(torch_decomposition):
+    """Without a bias eager still adds one of 0 (`(x * rstd - mean * rstd) * w + 0`): a zero result is
+    +0.0 even where w < 0. PyTorch's decomposition adds nothing, and gave -0.0 (a row of one element:
+    (x - mean) * rstd * w is 0 * w). Its output adds 0.0 here, as eager's does."""
+    def decomposition(x, normalized_shape, weight, bias, eps):
+        out, mean, rstd = torch_decomposition(x, normalized_shape, weight, bias, eps)
+        return (out if bias is not None else out + 0.0), mean, rstd
+
+    return decomposition
