@@ -3,6 +3,7 @@
   model_file.py    MODEL.py and the ModelSpec it defines, checked (errors at the line at fault)
   export.py        torch.export with the model's state as inputs, fp32 compute, dynamic row symbols
   torch_import.py  torch-mlir's FX import to the backend contract, with fusec's decompositions
+  decompositions.py  those decompositions: where torch-mlir's lowering of an op differs from eager
 """
 
 from .export import Exported, export_program

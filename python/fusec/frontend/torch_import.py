@@ -9,50 +9,16 @@ import re
 import warnings
 
 import torch
-from torch._decomp import get_decompositions
 from torch_mlir import fx
 from torch_mlir.compiler_utils import TorchMlirCompilerError
-from torch_mlir.extras.fx_decomp_util import get_decomposition_table
 
 from ..diagnostics import FusecError
 from ..mlir import ir
+from .decompositions import decompositions
 from .export import export_program, shorten
 from .model_file import ModelSpec, model_location
 
 __all__ = ["import_to_torch_dialect", "decompositions", "decomposed_graph", "user_frames"]
-
-
-def decompositions() -> dict:
-    """torch-mlir's FX decompositions, plus PyTorch's own for (log-)softmax (amax, sub, exp, sum):
-    torch-mlir's C++ decomposition of softmax would hide the max inside one opaque op; and for
-    GELU: torch-mlir's tanh form uses 0.797724 for sqrt(2/pi) = 0.7978846 (found by `fusec fuzz`:
-    a relative error of 3e-5 at x = 1.5)."""
-    aten = torch.ops.aten
-    return {**get_decomposition_table(), **get_decompositions([aten._softmax, aten._log_softmax, aten.gelu]),
-            aten.sum.dim_IntList: _accumulate_in_fp32(aten.sum.dim_IntList),
-            aten.mean.dim: _accumulate_in_fp32(aten.mean.dim),
-            aten.where.self: _where_same_branches}
-
-
-def _accumulate_in_fp32(op):
-    """A sum or mean of bf16/fp16 values accumulates in fp32 and rounds once, as PyTorch's kernels
-    do; lowered as written, it would round every partial sum (found by `fusec fuzz`: a bf16 sum of
-    1001 values off by 3%). Other dtypes: no decomposition (NotImplemented)."""
-    def decomposition(x, dim=None, keepdim=False, *, dtype=None):
-        if x.dtype not in (torch.bfloat16, torch.float16) or dtype is not None:
-            return NotImplemented
-        return op(x.to(torch.float32), dim, keepdim).to(x.dtype)
-
-    return decomposition
-
-
-def _where_same_branches(condition, x, y):
-    """`where(c, y, y)` is `y` broadcast to c's shape. torch-mlir folds it to `y` alone and then
-    cannot cast y's shape to the result's (found by `fusec fuzz`: "'tensor.cast' op ... cast
-    incompatible"), so it is rewritten here. Other wheres: no decomposition (NotImplemented)."""
-    if x is not y:
-        return NotImplemented
-    return torch.ops.aten.expand.default(y, torch.broadcast_shapes(condition.shape, y.shape)).clone()
 
 
 def decomposed_graph(spec: ModelSpec):

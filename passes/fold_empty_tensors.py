@@ -1,0 +1,95 @@
+"""--fusec-fold-empty-tensors: compute nothing for tensors with no elements.
+
+A tensor with a zero-size dim (`tensor<3x0x4xf32>`) holds no value, and an op over an empty loop
+runs no iteration: its results are its inits. Left in the IR, such ops became kernels over buffers
+that MLIR's bare-pointer calling convention cannot type (a zero-size dim past the first makes the
+outer strides dynamic), so the kernel function stayed in the func dialect and the cpu target's module
+failed to load ("missing LLVMTranslationDialectInterface registration ... func.func"); on the GPU it
+would be a kernel launched over no threads. The zero-element values are taken out before fusion:
+
+1. Every use of a statically shaped zero-element tensor (an op result or a function argument) reads
+   a `tensor.empty` of that type instead: the ops that made it are then dead (canonicalize erases
+   them), and no kernel reads or writes it.
+2. A linalg.generic with an input of a zero-size dim that indexes a loop (a reduction over an empty
+   dim: `x.sum(1)` of a 3x0x4 tensor) runs no iteration: its results are its `outs` (the reduction's
+   initial values: 0 for a sum, -inf for a max, as eager's empty reductions give).
+
+Dynamic shapes are left alone (a row count of 0 is handled at launch: the runtime returns empty outputs).
+
+Before:
+    %0 = linalg.generic {indexing_maps = [(d0, d1, d2) -> (d0, d1, d2), (d0, d1, d2) -> (d0, d2)],
+           iterator_types = ["parallel", "reduction", "parallel"]}
+           ins(%x : tensor<3x0x4xf32>) outs(%zeros : tensor<3x4xf32>) {...}
+After:
+    (the uses of %0 read %zeros)
+"""
+
+from __future__ import annotations
+
+from fusec.mlir import ir
+from torch_mlir.dialects import tensor
+
+from .classify_ops import indexing_maps
+
+FLAG = "fusec-fold-empty-tensors"
+SUMMARY = "Replace zero-element tensors by tensor.empty and ops over empty loops by their inits"
+
+
+def _is_empty(value) -> bool:
+    if not isinstance(value.type, ir.RankedTensorType):
+        return False
+    shape = ir.RankedTensorType(value.type).shape
+    return all(d >= 0 for d in shape) and 0 in shape
+
+
+def _runs_no_iteration(op) -> bool:
+    """A linalg.generic one of whose loops is indexed by a zero-size dim of an input."""
+    if op.name != "linalg.generic":
+        return False
+    inputs = list(op.opview.inputs)
+    for value, m in zip(inputs, indexing_maps(op)):
+        if not isinstance(value.type, ir.RankedTensorType):
+            continue
+        shape = ir.RankedTensorType(value.type).shape
+        for size, expr in zip(shape, m.results):
+            if size == 0 and isinstance(expr.maybe_downcast(), ir.AffineDimExpr):
+                return True
+    return False
+
+
+def _run_on_function(func) -> None:
+    entry = func.regions[0].blocks[0]
+    empties = {}
+
+    def empty_of(type_):
+        key = str(type_)
+        if key not in empties:
+            with ir.InsertionPoint.at_block_begin(entry), func.location:
+                empties[key] = tensor.EmptyOp(ir.RankedTensorType(type_).shape,
+                                              ir.RankedTensorType(type_).element_type).result
+        return empties[key]
+
+    def replace(value, new) -> None:
+        for use in list(value.uses):
+            use.owner.operands[use.operand_number] = new
+
+    for arg in entry.arguments:
+        if _is_empty(arg):
+            replace(arg, empty_of(arg.type))
+    for op in list(entry.operations):
+        if op.name == "tensor.empty" or not op.results:
+            continue
+        for result in op.results:
+            if _is_empty(result) and list(result.uses):
+                replace(result, empty_of(result.type))
+        if _runs_no_iteration(op):
+            for result, init in zip(op.results, op.opview.outputs):
+                replace(result, init)
+
+
+def run(module_op, pass_) -> None:
+    funcs = []
+    module_op.walk(lambda op: (funcs.append(op) if op.name == "func.func" else None) or ir.WalkResult.ADVANCE)
+    for func in funcs:
+        if func.regions[0].blocks:
+            _run_on_function(func)
