@@ -19,7 +19,7 @@ def by_masked_fill(x, mask):
 
 
 def by_where(x, mask):
-    return torch.softmax(torch.where(mask, torch.full_like(x, float("-inf")), x), dim=-1)
+    return torch.softmax(torch.where(mask, float("-inf"), x), dim=-1)
 
 
 def with_bool_output(x, mask):

@@ -31,7 +31,11 @@ import dataclasses
 import math
 
 import torch
-from torch.fx.experimental.symbolic_shapes import optimization_hint
+
+try:  # torch 2.13 and later
+    from torch.fx.experimental.symbolic_shapes import optimization_hint as _size_hint
+except ImportError:  # earlier torch (the H200 machine's): the same, under its old name
+    from torch.fx.experimental.symbolic_shapes import hint_int as _size_hint
 
 from ..diagnostics import FusecError
 
@@ -57,7 +61,7 @@ class OutputLayout:
 
 
 def _hint(d) -> int:
-    return d if isinstance(d, int) else optimization_hint(d)
+    return d if isinstance(d, int) else _size_hint(d)
 
 
 def _contiguous_strides(shape) -> list[int]:
