@@ -2,10 +2,13 @@
 # region (issue 22): the region runs in PyTorch with a warning that names it and the signal, the
 # program goes on with eager's results, and the next region compiles in a new worker. The crash is
 # made by the test hook FUSEC_TEST_WORKER_CRASH=OP[:SIGNAL] (python/fusec/torch_backend/workers.py):
-# a worker kills itself on a region holding OP.
+# a worker kills itself on a region holding OP, or with OP:HANG hangs: a worker that takes longer than
+# FUSEC_COMPILE_TIMEOUT seconds for a region is killed, and the region runs in PyTorch likewise.
 
 # RUN: env FUSEC_TEST_WORKER_CRASH=aten.gelu %python %s 2>&1 | FileCheck %s --check-prefixes=CHECK,SEGV
 # RUN: env FUSEC_TEST_WORKER_CRASH=aten.gelu:ABRT %python %s 2>&1 | FileCheck %s --check-prefixes=CHECK,ABRT
+# RUN: env FUSEC_TEST_WORKER_CRASH=aten.gelu:HANG FUSEC_COMPILE_TIMEOUT=45 %python %s 2>&1 \
+# RUN:   | FileCheck %s --check-prefixes=CHECK,HANG
 
 import os
 import sys
@@ -28,10 +31,12 @@ MODEL = randomize(MLPBlock())
 # SEGV-SAME:   worker (pid {{[0-9]+}}) was killed by SIGSEGV
 # ABRT-NEXT:   warning: fusec: fusec_region_0 (aten.native_layer_norm, aten.gelu) runs in PyTorch: its compile
 # ABRT-SAME:   worker (pid {{[0-9]+}}) was killed by SIGABRT
+# HANG-NEXT:   warning: fusec: fusec_region_0 (aten.native_layer_norm, aten.gelu) runs in PyTorch: its compile
+# HANG-SAME:   worker (pid {{[0-9]+}}) was killed by SIGKILL after 45 s (FUSEC_COMPILE_TIMEOUT)
 # CHECK-NEXT:  matches eager: True
 # CHECK-NEXT:  fusec: graph 0: 7 ATen ops -> 1 fusec region (1 kernel, cpu), 6 ops in PyTorch
 # CHECK-NEXT:    pytorch fusec_region_0  native_layer_norm, gelu: fusec crashed compiling it: its compile worker
-# CHECK-SAME:    was killed by SIG{{SEGV|ABRT}}
+# CHECK-SAME:    was killed by SIG{{SEGV|ABRT|KILL}}
 # CHECK-NEXT:    fusec   fusec_region_1  cpu  add -> main_kernel_0 [compiled
 @run
 def crash_falls_back():

@@ -23,9 +23,11 @@ regions of one graph compile in parallel, one per worker.
 
 Environment: FUSEC_COMPILE_IN_PROCESS=1 compiles in the calling process (no isolation: for
 debugging, and for tests that replace fusec's functions), FUSEC_COMPILE_WORKERS=N sets the pool's
-size (default: half the CPU cores, 1 to 4). Test hook: FUSEC_TEST_WORKER_CRASH=OP[:SIGNAL] makes
-a worker kill itself (SIGNAL: SEGV by default, ABRT, or any signal name) on a region that holds the
-ATen op OP (`aten.gelu`), before it compiles: the crash tests use it.
+size (default: half the CPU cores, 1 to 4), FUSEC_COMPILE_TIMEOUT=S the seconds a worker may take
+for one region (default 600) before it is killed and the region runs in PyTorch (a compile that
+hangs costs its region, not the program). Test hook: FUSEC_TEST_WORKER_CRASH=OP[:SIGNAL] makes
+a worker kill itself (SIGNAL: SEGV by default, ABRT, or any signal name; HANG: sleep forever) on a
+region that holds the ATen op OP (`aten.gelu`), before it compiles: the crash tests use it.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from .kernel import RegionCrashed, WorkerError, compile_graph
 __all__ = ["compile_in_worker", "in_process", "pool_size", "warm_up"]
 
 IN_PROCESS_ENV, WORKERS_ENV = "FUSEC_COMPILE_IN_PROCESS", "FUSEC_COMPILE_WORKERS"
+TIMEOUT_ENV = "FUSEC_COMPILE_TIMEOUT"
 TEST_CRASH_ENV = "FUSEC_TEST_WORKER_CRASH"
 
 
@@ -76,9 +79,13 @@ class _Worker:
                                         env=env)
 
     def run(self, job):
+        seconds = float(os.environ.get(TIMEOUT_ENV) or 600)
+        watchdog = threading.Timer(seconds, self.process.kill)
+        watchdog.daemon = True
         try:
             pickle.dump(job, self.process.stdin)
             self.process.stdin.flush()
+            watchdog.start()
             return pickle.load(self.process.stdout)
         except (EOFError, OSError, pickle.UnpicklingError):
             try:
@@ -86,8 +93,11 @@ class _Worker:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
-            raise RegionCrashed(f"its compile worker (pid {self.process.pid}) was {_death(self.process.returncode)}") \
-                from None
+            late = f" after {seconds:g} s ({TIMEOUT_ENV})" if watchdog.finished.is_set() else ""
+            raise RegionCrashed(f"its compile worker (pid {self.process.pid}) was "
+                                f"{_death(self.process.returncode)}{late}") from None
+        finally:
+            watchdog.cancel()
 
 
 class _Pool:
@@ -166,6 +176,8 @@ def _crash_if_asked(hook: str | None, ops: list) -> None:
         return
     op, _, name = hook.partition(":")
     if op in ops:
+        if name.upper() == "HANG":
+            threading.Event().wait()
         sig = getattr(signal, f"SIG{(name or 'SEGV').upper().removeprefix('SIG')}")
         if sig == signal.SIGABRT:
             os.abort()
