@@ -14,7 +14,10 @@ would be a kernel launched over no threads. The zero-element values are taken ou
    dim: `x.sum(1)` of a 3x0x4 tensor) runs no iteration: its results are its `outs` (the reduction's
    initial values: 0 for a sum, -inf for a max, as eager's empty reductions give).
 
-Dynamic shapes are left alone (a row count of 0 is handled at launch: the runtime returns empty outputs).
+A tensor with a dynamic row count and a static zero-size dim (`tensor<?x0x4xf32>`) has no elements
+either: its `tensor.empty` takes the row count from the value itself (`tensor.dim`, which
+canonicalization reads through to the function's argument). A row count of 0 alone is handled at
+launch (the runtime returns empty outputs).
 
 Before:
     %0 = linalg.generic {indexing_maps = [(d0, d1, d2) -> (d0, d1, d2), (d0, d1, d2) -> (d0, d2)],
@@ -27,7 +30,7 @@ After:
 from __future__ import annotations
 
 from fusec.mlir import ir
-from torch_mlir.dialects import tensor
+from torch_mlir.dialects import arith, tensor
 
 from .classify_ops import indexing_maps
 
@@ -38,8 +41,7 @@ SUMMARY = "Replace zero-element tensors by tensor.empty and ops over empty loops
 def _is_empty(value) -> bool:
     if not isinstance(value.type, ir.RankedTensorType):
         return False
-    shape = ir.RankedTensorType(value.type).shape
-    return all(d >= 0 for d in shape) and 0 in shape
+    return 0 in ir.RankedTensorType(value.type).shape
 
 
 def _runs_no_iteration(op) -> bool:
@@ -61,12 +63,20 @@ def _run_on_function(func) -> None:
     entry = func.regions[0].blocks[0]
     empties = {}
 
-    def empty_of(type_):
+    def empty_of(value, after=None):
+        """A tensor.empty of value's type: one per static type; a dynamic one sized from `value`."""
+        type_ = ir.RankedTensorType(value.type)
+        dynamic = [i for i, d in enumerate(type_.shape) if d == ir.ShapedType.get_dynamic_size()]
         key = str(type_)
-        if key not in empties:
-            with ir.InsertionPoint.at_block_begin(entry), func.location:
-                empties[key] = tensor.EmptyOp(ir.RankedTensorType(type_).shape,
-                                              ir.RankedTensorType(type_).element_type).result
+        if dynamic or key not in empties:
+            where = ir.InsertionPoint(after) if after is not None else ir.InsertionPoint.at_block_begin(entry)
+            with where, func.location:
+                sizes = [tensor.DimOp(value, arith.ConstantOp(ir.IndexType.get(), i).result).result
+                         if i in dynamic else d for i, d in enumerate(type_.shape)]
+                empty = tensor.EmptyOp(sizes, type_.element_type).result
+            if dynamic:
+                return empty
+            empties[key] = empty
         return empties[key]
 
     def replace(value, new) -> None:
@@ -75,16 +85,31 @@ def _run_on_function(func) -> None:
 
     for arg in entry.arguments:
         if _is_empty(arg):
-            replace(arg, empty_of(arg.type))
-    for op in list(entry.operations):
-        if op.name == "tensor.empty" or not op.results:
+            new = empty_of(arg)
+            replace(arg, new)
+            _restore_dims(new, arg)
+    ops = list(entry.operations)
+    for i, op in enumerate(ops):
+        if op.name in ("tensor.empty", "tensor.dim", "arith.constant") or not op.results:
             continue
+        following = ops[i + 1]  # the new empty goes right after `op` (a terminator ends the block)
         for result in op.results:
             if _is_empty(result) and list(result.uses):
-                replace(result, empty_of(result.type))
+                new = empty_of(result, after=following)
+                replace(result, new)
+                _restore_dims(new, result)
         if _runs_no_iteration(op):
             for result, init in zip(op.results, op.opview.outputs):
                 replace(result, init)
+
+
+def _restore_dims(empty, value) -> None:
+    """The tensor.dim ops that size `empty` read `value` again (the replacement redirected them too)."""
+    owner = empty.owner
+    for size in list(owner.operands):
+        dim = size.owner
+        if getattr(dim, "name", "") == "tensor.dim":
+            dim.operands[0] = value
 
 
 def run(module_op, pass_) -> None:

@@ -57,3 +57,27 @@ func.func @not_empty(%x: tensor<3x4xf32>) -> tensor<3x4xf32> {
   } -> tensor<3x4xf32>
   return %r : tensor<3x4xf32>
 }
+
+// -----
+
+// A dynamic row count beside a zero-size dim: still no elements. The empty takes its row count
+// from the argument (found by `fusec fuzz --dynamic-rows`: the cpu module failed to load).
+#id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @dynamic_rows
+// CHECK-SAME:    (%[[X:.*]]: tensor<?x0x4xf32>)
+// CHECK-NOT:     linalg.generic
+// CHECK:         %[[N:.*]] = tensor.dim %[[X]], %c0
+// CHECK:         %[[E:.*]] = tensor.empty(%[[N]]) : tensor<?x0x4xf32>
+// CHECK:         return %[[E]]
+func.func @dynamic_rows(%x: tensor<?x0x4xf32>) -> tensor<?x0x4xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x0x4xf32>
+  %o = tensor.empty(%n) : tensor<?x0x4xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x : tensor<?x0x4xf32>) outs(%o : tensor<?x0x4xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %s = arith.addf %a, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<?x0x4xf32>
+  return %r : tensor<?x0x4xf32>
+}
