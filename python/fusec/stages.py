@@ -18,7 +18,7 @@ stages up to `fused`, then takes its own way down:
 
 | stage  | IR                                          | made by                                      |
 |--------|---------------------------------------------|----------------------------------------------|
-| tiled  | buffers; each group a function the host calls | bufferization, group outlining             |
+| tiled  | buffers; each group a function the host calls | long sums in blocks, bufferization, group outlining |
 | llvm   | the kernels in the llvm dialect, run by MLIR's ExecutionEngine | host erased, linalg to loops, libm calls, LLVM lowering |
 
 
