@@ -67,7 +67,8 @@ class Stage:
 
 
 def _fuse(o: CompileOptions) -> list[str]:
-    return ["fusec-narrow-f64", "fusec-erase-unused-results", "fusec-fold-empty-tensors", "fusec-fold-unit-reshapes",
+    return ["fusec-narrow-f64", "fusec-erase-unused-results", "fusec-fold-empty-tensors", "fusec-fold-splat-constants",
+            "fusec-fold-unit-reshapes",
             "canonicalize", "cse",
             "fusec-hoist-parallel-dims", "fusec-classify-ops",
             pass_options(o, FORM)]

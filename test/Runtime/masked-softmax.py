@@ -22,6 +22,10 @@ def by_where(x, mask):
     return torch.softmax(torch.where(mask, float("-inf"), x), dim=-1)
 
 
+def by_full_like(x, mask):
+    return torch.softmax(torch.where(mask, torch.full_like(x, float("-inf")), x), dim=-1)
+
+
 def with_bool_output(x, mask):
     probs = torch.softmax(x.masked_fill(mask, float("-inf")), dim=-1)
     return probs, probs > 1.0 / x.shape[-1]
@@ -37,7 +41,7 @@ for rows, width in [(1, 4096), (8, 4096), (64, 2048), (65, 2048), (128, 1024), (
         mask[:, 0] = False
         if rows > 1:
             mask[-1] = True  # a fully masked row
-        for model in (by_masked_fill, by_where, with_bool_output):
+        for model in (by_masked_fill, by_where, by_full_like, with_bool_output):
             outs = fusec.compile(model, (x, mask))(x, mask)
             refs = model(x.double(), mask)
             outs, refs = (outs, refs) if isinstance(outs, tuple) else ((outs,), (refs,))
