@@ -29,10 +29,11 @@ from __future__ import annotations
 
 import math
 
+from fusec.codegen.kernel import attributes
 from fusec.mlir import ir
 from torch_mlir.dialects import arith, linalg, tensor
 
-from .classify_ops import indexing_maps
+from .classify_ops import indexing_maps, iterator_kinds
 
 FLAG = "fusec-blockwise-sums"
 SUMMARY = "Split long float sums into sums of blocks of at most `block` elements (cpu target)"
@@ -46,10 +47,6 @@ def run(module_op, pass_, block: int) -> None:
     module_op.walk(lambda op: (ops.append(op) if op.name == "linalg.generic" else None) or ir.WalkResult.ADVANCE)
     for op in ops:
         _split(op, block)
-
-
-def _iterators(op) -> list[str]:
-    return [str(a).rsplit("<", 1)[-1].rstrip(">") for a in op.attributes["iterator_types"]]
 
 
 def _sum_combiner(op):
@@ -141,7 +138,7 @@ def _is_dim(expr, d: int) -> bool:
 def _split(op, block: int) -> None:
     if len(op.results) != 1 or _sum_combiner(op) is None:
         return
-    maps, iters = indexing_maps(op), _iterators(op)
+    maps, iters = indexing_maps(op), iterator_kinds(op)
     ranges = _ranges(op, maps)
     reduced = [d for d, kind in enumerate(iters) if kind == "reduction"]
     if ranges is None or not reduced or math.prod(ranges[d] for d in reduced) <= block:
@@ -199,8 +196,7 @@ def _two_sums(op, operands, maps, iters, ranges, outer, block: int) -> None:
 
 def _kept_attributes(op) -> dict:
     skip = {"indexing_maps", "iterator_types", "operandSegmentSizes", "fusec.reduced_dims"}
-    names = (a if isinstance(a, str) else a.name for a in op.attributes)
-    return {name: op.attributes[name] for name in names if name not in skip}
+    return {name: attr for name, attr in attributes(op).items() if name not in skip}
 
 
 def _move_body(old, new) -> None:

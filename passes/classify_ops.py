@@ -47,7 +47,8 @@ def indexing_maps(op) -> list:
     return [ir.AffineMapAttr(a).value for a in op.attributes["indexing_maps"]]
 
 
-def _iterators(op) -> list[str]:
+def iterator_kinds(op) -> list[str]:
+    """Each loop's kind, "parallel" or "reduction" (other passes read it too)."""
     return [str(a).rsplit("<", 1)[-1].rstrip(">") for a in op.attributes["iterator_types"]]
 
 
@@ -84,7 +85,7 @@ def classify(op) -> Classification:
         return Classification("contraction", reason=f"{name} is a contraction")
     if name != "linalg.generic":
         return Classification("opaque", reason=f"{name} is not a linalg.generic")
-    maps, iterators = indexing_maps(op), _iterators(op)
+    maps, iterators = indexing_maps(op), iterator_kinds(op)
     body = _body_ops(op)
     if any(inner.name == "linalg.index" or len(inner.regions) for inner in body):
         return Classification("opaque", reason="the body reads loop indices or holds regions")
@@ -111,7 +112,7 @@ def classify(op) -> Classification:
 def full_input(op):
     """(operand number, map) of the first input read at every loop dim (a reduction's data)."""
     maps = indexing_maps(op)
-    n = len(_iterators(op))
+    n = len(iterator_kinds(op))
     for j, m in enumerate(maps[:len(op.opview.inputs)]):
         if len(_dims_of(m)) == n:
             return j, m

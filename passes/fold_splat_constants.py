@@ -23,6 +23,7 @@ After:
 
 from __future__ import annotations
 
+from fusec.codegen.kernel import attributes
 from fusec.mlir import ir
 from torch_mlir.dialects import arith
 
@@ -59,7 +60,7 @@ def _fold(op) -> None:
     if not splats or _loop_dims([maps[i] for i in kept]) != set(range(maps[0].n_dims)):
         return
     source = op.regions[0].blocks[0]
-    attrs = {name: op.attributes[name] for name in (a if isinstance(a, str) else a.name for a in op.attributes)}
+    attrs = attributes(op)
     attrs["indexing_maps"] = ir.ArrayAttr.get([ir.AffineMapAttr.get(maps[i]) for i in kept])
     attrs["operandSegmentSizes"] = ir.DenseI32ArrayAttr.get([n_inputs - len(splats), len(op.operands) - n_inputs])
     with ir.InsertionPoint(op), op.location:
