@@ -70,7 +70,8 @@ def compile_spec(spec, options: CompileOptions, *, stop: str | None = None,
     from .frontend import import_to_torch_dialect  # noqa: PLC0415
 
     stop = _last_stage(options, stop)
-    module = import_to_torch_dialect(spec, upcast_low_precision=options.upcast_low_precision)
+    module = import_to_torch_dialect(spec, upcast_low_precision=options.upcast_low_precision,
+                                     target=options.target)
     load_fusec_dialect(module.context)
     comp = Compilation(options, spec.source, module, parameters=[n for n, _ in spec.parameters])
     comp.texts["torch"] = _print(module)

@@ -67,3 +67,13 @@ print("missing:", " ".join(w for w in wanted if not seen[w]) or "none")
 # CHECK-LABEL: TEST: generator
 # CHECK-NEXT:  problems: 0
 # CHECK-NEXT:  missing: none
+
+# Shapes the generator derives: a size-1 dim takes the other operand's size, a zero one included (it
+# took the larger, 1, and a layer_norm over the result then had the wrong normalized_shape: eager
+# raised on a generated model, `fusec fuzz --target cuda` seed 32).
+from fusec.fuzz.model import broadcast  # noqa: E402
+
+print("TEST: broadcast")
+print(broadcast((0, 255), (1, 255)), broadcast((1, 1), (0, 7)), broadcast((3, 1), (1, 4)), broadcast((3,), (4,)))
+# CHECK-LABEL: TEST: broadcast
+# CHECK-NEXT:  (0, 255) (0, 7) (3, 4) None

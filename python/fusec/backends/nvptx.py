@@ -88,10 +88,10 @@ def _rewrite_line(line: str) -> str:
         if not preceding or preceding[-1] not in ("float", "half", "bfloat"):
             return match.group(0)
         token = match.group(1).lstrip("+")
+        if token.lstrip("-").endswith("nan"):  # +qnan, -qnan, +snan: a quiet NaN in every type
+            return {"float": "0x7FF8000000000000", "half": "0xH7E00", "bfloat": "0xR7FC0"}[preceding[-1]]
         if preceding[-1] != "float":  # 16-bit literals: LLVM's 0xH (half) and 0xR (bfloat) bit forms
             return _as_16_bit_hex(float(token), preceding[-1])
-        if token.lstrip("-").endswith("nan"):
-            return "0x7FF8000000000000"  # a quiet NaN, as a double
         value = float(token)
         return _as_double_hex(value if token.lstrip("-") == "inf" else _round_to_f32(value))
 

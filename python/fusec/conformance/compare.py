@@ -107,7 +107,7 @@ def compare(outs, eager, eager32, ref64, *, scaled: bool) -> str | None:
     for k, (o, e) in enumerate(zip(outs, eager)):
         e32 = eager32[k] if eager32 is not None else None
         r64 = ref64[k] if ref64 is not None else None
-        what = _compare_one(o.cpu(), e, None if e32 is None else e32.cpu(), None if r64 is None else r64.cpu(),
+        what = _compare_one(o.cpu(), e.cpu(), None if e32 is None else e32.cpu(), None if r64 is None else r64.cpu(),
                             scaled)
         if what is not None:
             return f"output {k}: {what}" if len(eager) > 1 else what

@@ -82,7 +82,11 @@ def run_case(case, target: str, compiled: dict, scaled: bool) -> dict:
             torch.cuda.synchronize()
     except Exception as err:  # noqa: BLE001 - a compiled model that raises at its call is a crash
         return {"status": "crash", "message": f"the compiled call raised {type(err).__name__}: {_first_line(str(err))}"}
-    what = compare(outs, eager, eager32, ref64, scaled=scaled)
+    try:
+        what = compare(outs, eager, eager32, ref64, scaled=scaled)
+    except Exception as err:  # noqa: BLE001 - the harness's own bug: said as one, and the worker lives on
+        return {"status": "crash", "message": f"the comparison itself raised {type(err).__name__}: "
+                f"{_first_line(str(err))} (a bug of fusec.conformance)"}
     return {"status": "pass" if what is None else "mismatch", "message": what or ""}
 
 

@@ -21,12 +21,13 @@ __all__ = ["decompositions"]
 aten = torch.ops.aten
 
 
-def decompositions() -> dict:
+def decompositions(target: str = "cpu") -> dict:
     """torch-mlir's FX decompositions, plus PyTorch's own for (log-)softmax (amax, sub, exp, sum):
     torch-mlir's C++ decomposition of softmax would hide the max inside one opaque op; and for
     GELU: torch-mlir's tanh form uses 0.797724 for sqrt(2/pi) = 0.7978846 (found by `fusec fuzz`:
     a relative error of 3e-5 at x = 1.5); plus the NaN-propagating max/min family, the variance
-    divisor, 0-d reductions, reciprocal and layer_norm's sign of zero below."""
+    divisor, 0-d reductions, reciprocal and layer_norm's sign of zero below. `target`: the device
+    whose eager semantics to follow where the two differ (relu's sign of zero)."""
     table, torch_own = get_decomposition_table(), get_decompositions([aten._softmax, aten._log_softmax, aten.gelu])
     return {**table, **torch_own,
             aten._softmax.default: _softmax_like(torch_own[aten._softmax.default]),
@@ -38,7 +39,8 @@ def decompositions() -> dict:
             aten.var.correction: _variance(aten.var.correction),
             aten.var_mean.correction: _variance(aten.var_mean.correction),
             aten.reciprocal.default: _reciprocal,
-            aten.native_layer_norm.default: _layer_norm_adds_zero(table[aten.native_layer_norm.default])}
+            aten.native_layer_norm.default: _layer_norm_adds_zero(table[aten.native_layer_norm.default]),
+            **({aten.relu.default: _relu_as_cuda} if target == "cuda" else {})}
 
 
 def _accumulate_in_fp32(op):
@@ -69,7 +71,8 @@ def _where_same_branches(condition, x, y):
 # clamp(-1, nan, 1) was 1. Eager propagates a NaN of either operand. Here max(a, b) is
 # `where((a < b) | isnan(b), b, a)`: b where it wins or is NaN, else a (NaN if a is); no NaN test is
 # needed of a Python number. On a tie (-0.0 and +0.0) it gives a, as eager's scalar loop (std::max)
-# does: clamp and relu keep x's zero (relu(-0.0) is -0.0: eager's relu is clamp_min(x, 0)). Eager's
+# does: clamp and relu keep x's zero (relu(-0.0) is -0.0 on the CPU: eager's relu is clamp_min(x, 0);
+# CUDA's is threshold, +0.0, and the cuda target follows it: _relu_as_cuda). Eager's
 # vectorised loop (rows of 16 floats and more) gives the second operand of maximum/minimum and of a
 # tensor-bound clamp on a tie, so those can differ from it there by the sign of zero only.
 # Integer ops need none of this (no NaN): NotImplemented, torch-mlir's integer lowering is kept.
@@ -126,7 +129,14 @@ def _binary(fn):
 
 
 def _relu(x):
+    """The CPU's eager relu: clamp_min(x, 0), which keeps x's zero (relu(-0.0) is -0.0)."""
     return _max(x, 0.0) if x.dtype.is_floating_point else NotImplemented
+
+
+def _relu_as_cuda(x):
+    """CUDA's eager relu: threshold(x, 0, 0), `x <= 0 ? 0 : x`, which gives +0.0 for -0.0 (and NaN
+    for NaN): the devices differ in the sign of zero only (found by the cuda conformance run)."""
+    return torch.where(x <= 0, 0.0, x) if x.dtype.is_floating_point else NotImplemented
 
 
 _MIN_MAX = {

@@ -28,21 +28,22 @@ def decomposed_graph(spec: ModelSpec):
     return _decompose(program).graph
 
 
-def _decompose(program):
+def _decompose(program, target: str = "cpu"):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
-        return program.run_decompositions(decompositions())
+        return program.run_decompositions(decompositions(target))
 
 
-def import_to_torch_dialect(spec: ModelSpec, *, upcast_low_precision: bool = True):
-    """torch.export + torch-mlir FX import, lowered to torch-mlir's backend contract (`torch` dialect)."""
+def import_to_torch_dialect(spec: ModelSpec, *, upcast_low_precision: bool = True, target: str = "cpu"):
+    """torch.export + torch-mlir FX import, lowered to torch-mlir's backend contract (`torch` dialect).
+    `target` ("cpu", "cuda"): whose eager semantics the decompositions follow where devices differ."""
     exported = export_program(spec, upcast_low_precision=upcast_low_precision)
     program = exported.program
     outputs = program.graph.output_node().args[0]
     if all(getattr(out, "op", None) == "placeholder" for out in outputs):
         raise FusecError("the model computes nothing (it returns its inputs unchanged): there is no kernel "
                          "to compile", location=model_location(spec))
-    program = _decompose(program)
+    program = _decompose(program, target)
     _keep_user_frames(program)
     _one_device(program)
     try:

@@ -124,7 +124,7 @@ def broadcast(a: tuple, b: tuple) -> tuple | None:
     for x, y in zip(a, b):
         if x != y and 1 not in (x, y):
             return None
-        out.append(max(x, y) if 1 in (x, y) else x)
+        out.append(y if x == 1 else x)  # a 1 takes the other size, 0 included: (0,) with (1,) is (0,)
     return tuple(out)
 
 
