@@ -53,7 +53,9 @@ def _source_exprs(reshape, consumer_exprs):
             out[d] = consumer_exprs[j] if d in big else zero
         if not big and res_shape[j] != 1:
             return None
-    return out
+    if any(e is None and src_shape[d] != 1 for d, e in enumerate(out)):
+        return None
+    return [zero if e is None else e for e in out]  # a collapse to 0-d has no groups: its unit dims read 0
 
 
 def _loop_dims(maps) -> set:

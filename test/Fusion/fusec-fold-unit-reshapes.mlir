@@ -57,3 +57,27 @@ func.func @real_reshape(%m: tensor<64xf32>, %o: tensor<8x8xf32>) -> tensor<8x8xf
   } -> tensor<8x8xf32>
   return %r : tensor<8x8xf32>
 }
+
+// -----
+
+// A collapse_shape of a 1x1 tensor to 0-d has no reassociation groups: both source dims are read at 0
+// (the pass built an AffineMap of None exprs: "Invalid expression (None?)", found by
+// `fusec fuzz --target cuda` seed 35 on a rms_norm over a float32[1, 1] input's scalar).
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#scalar = affine_map<(d0, d1) -> ()>
+// CHECK-DAG:   #[[ZERO:.*]] = affine_map<(d0, d1) -> (0, 0)>
+// CHECK-LABEL: func.func @collapse_to_scalar
+// CHECK-SAME:    (%[[X:.*]]: tensor<4x8xf32>, %[[S:.*]]: tensor<1x1xf32>
+// CHECK-NOT:     tensor.collapse_shape
+// CHECK:         linalg.generic {indexing_maps = [#{{.*}}, #[[ZERO]], #{{.*}}]
+// CHECK-SAME:      ins(%[[X]], %[[S]] : tensor<4x8xf32>, tensor<1x1xf32>)
+func.func @collapse_to_scalar(%x: tensor<4x8xf32>, %s: tensor<1x1xf32>, %o: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %c = tensor.collapse_shape %s [] : tensor<1x1xf32> into tensor<f32>
+  %r = linalg.generic {indexing_maps = [#id, #scalar, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %c : tensor<4x8xf32>, tensor<f32>) outs(%o : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %d: f32):
+    %m = arith.mulf %a, %b : f32
+    linalg.yield %m : f32
+  } -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
