@@ -1,15 +1,27 @@
-"""--fusec-blockwise-sums: sum long float reductions in blocks (the cpu target).
+"""--fusec-blockwise-sums: sum long float reductions in blocks (the cpu target), and split sums into few
+outputs into two kernels (the cuda target).
 
-A `linalg.generic` sum lowered as written (`convert-linalg-to-loops`) folds every element into one
-accumulator, one after the other, and its rounding grows with the length of that chain: the mean of
-x**2 over 512x1024 was off by 1.5e-4 relative on the cpu target (eager sums in cascades and is
-not), so `fusec run --target cpu` failed its own check. This pass splits a float sum that folds more
-than `block` (4096) elements into two: the first keeps only the innermost reduced dim (at most `block`
-elements: a longer one is first reshaped into [n / b, b], b the largest divisor of n up to `block`)
-and writes one partial sum per value of the other reduced dims; the second sums the partials into
-the original output (from its initial value) and is split again if it is still long. Each chain is
-then at most `block` adds (rows of up to 4096, the bench suite's, are left as they were: 4096 adds round
-by ~4e-6 relative, within `fusec run`'s 1e-5). The GPU target sums in blocks of its own (codegen/row_loop.py).
+The cpu target. A `linalg.generic` sum lowered as written (`convert-linalg-to-loops`) folds every
+element into one accumulator, one after the other, and its rounding grows with the length of that
+chain: the mean of x**2 over 512x1024 was off by 1.5e-4 relative on the cpu target (eager sums in
+cascades and is not), so `fusec run --target cpu` failed its own check. This pass splits a float sum
+that folds more than `block` (4096) elements into two: the first keeps only the innermost reduced dim
+(at most `block` elements: a longer one is first reshaped into [n / b, b], b the largest divisor of n
+up to `block`) and writes one partial sum per value of the other reduced dims; the second sums the
+partials into the original output (from its initial value) and is split again if it is still long.
+Each chain is then at most `block` adds (rows of up to 4096, the bench suite's, are left as they
+were: 4096 adds round by ~4e-6 relative, within `fusec run`'s 1e-5).
+
+The cuda target (`few-outputs`, `final-block`; the `split_sums` knob, 1024). The GPU sums in blocks of
+its own (codegen/row_loop.py), but a row schedule gives each output one thread block, so a sum into
+one output (a loss, `x.pow(2).mean()`) ran in one block of 256 threads over the whole tensor. Before
+fusion, a sum into fewer than `few-outputs` outputs is split the same way, so that the partials are
+many rows (32768 rows of 4096 for a 32768x4096 mean, fused with what they sum) and the sum of up
+to `final-block` (65536) partials is a second, small kernel. A row with no divisor is kept whole as
+the partials' rows up to `final-block`. Sums that a normalization reads back over their rows (softmax's
+division, RMSNorm's scale: one row kernel does both) are left alone unless they have one output. A
+reshaped operand made by a pointwise generic is not given a tensor.expand_shape (a fusion boundary):
+the generic is rebuilt over the split dim, up to the model's inputs (copied when others read it).
 
 Before (512x1024 -> a scalar):
     %s = linalg.generic {indexing_maps = [(d0, d1) -> (d0, d1), (d0, d1) -> ()],
@@ -22,7 +34,9 @@ After:
                          iterator_types = ["reduction"]} ins(%p) outs(%init) {addf}
 
 Sums whose reduced extents are dynamic, of several outputs (a variance's tuple), or whose body is not
-`addf(element, accumulator)` are left alone, as are reduced dims with no divisor in [block / 8, block].
+`addf(element, accumulator)` are left alone, as are reduced dims with no divisor in [block / 8, block]
+(on cuda: longer than final-block). Not split yet: max/min reductions, and normalizations of a few
+long rows (their max and their read-back), which stay one block per row.
 """
 
 from __future__ import annotations
@@ -36,17 +50,28 @@ from torch_mlir.dialects import arith, linalg, tensor
 from .classify_ops import indexing_maps, iterator_kinds
 
 FLAG = "fusec-blockwise-sums"
-SUMMARY = "Split long float sums into sums of blocks of at most `block` elements (cpu target)"
-OPTIONS = {"block": (4096, "the most elements one chain of adds folds")}
+SUMMARY = "Split long float sums into sums of blocks of at most `block` elements"
+OPTIONS = {"block": (4096, "the most elements one chain of adds folds"),
+           "few-outputs": (0, "split only sums with fewer outputs than this (0: every long sum)"),
+           "final-block": (0, "the most elements a sum of partials folds unsplit (0: block)")}
 
 _TAGS = ("fusec.group", "fusec.group_kind")
 
 
-def run(module_op, pass_, block: int) -> None:
+def run(module_op, pass_, block: int, few_outputs: int = 0, final_block: int = 0) -> None:
     ops = []
     module_op.walk(lambda op: (ops.append(op) if op.name == "linalg.generic" else None) or ir.WalkResult.ADVANCE)
+    limits = _Limits(block, few_outputs, final_block or block)
     for op in ops:
-        _split(op, block)
+        _split(op, limits)
+
+
+class _Limits:
+    """block: the longest chain of adds; few_outputs: a sum with this many outputs or more is left
+    alone (0: none is); final: how long a sum of partials may be before it is split again."""
+
+    def __init__(self, block: int, few_outputs: int, final: int):
+        self.block, self.few_outputs, self.final = block, few_outputs, final
 
 
 def _sum_combiner(op):
@@ -72,6 +97,31 @@ def _ranges(op, maps) -> list | None:
     return None if None in ranges or dynamic in ranges else ranges
 
 
+def _read_back(result, outputs: int) -> bool:
+    """Whether the sum feeds, through ops of its own size, an op over a larger space: a normalization
+    (softmax's division, RMSNorm's scale) whose one kernel reads the row again after its sum. Those
+    are left to the row schedules (cuda's few-outputs mode splits plain sums: losses, norms; and a
+    whole tensor's sum even so: `x - x.mean()` in one kernel is one block)."""
+    seen, todo = set(), [result]
+    while todo:
+        value = todo.pop()
+        for use in value.uses:
+            user = use.owner
+            if user.name in ("tensor.expand_shape", "tensor.collapse_shape"):
+                todo.append(user.results[0])
+                continue
+            if user.name != "linalg.generic":
+                continue
+            ranges = _ranges(user, indexing_maps(user))
+            if ranges is None or math.prod(ranges) > outputs:
+                return True
+            for r in user.results:
+                if r not in seen:
+                    seen.add(r)
+                    todo.append(r)
+    return False
+
+
 def _divisor(n: int, block: int) -> int | None:
     return next((b for b in range(block, max(1, block // 8) - 1, -1) if n % b == 0), None)
 
@@ -90,38 +140,104 @@ def _maps_attr(maps) -> ir.ArrayAttr:
     return ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps])
 
 
-def _split_dim(op, maps, iters, ranges, d: int, b: int):
+def _split_dim(op, maps, iters, ranges, d: int, b: int, stale: list):
     """Loop dim `d` (extent n) as two, [n / b, b]: every input that reads it is reshaped. Returns the
-    new (input values, maps, iterators, ranges), or None when an input reads `d` inside an expression."""
+    new (input values, maps, iterators, ranges), or None when an input reads `d` inside an expression.
+    Producers rebuilt over the split dim (`_expanded`) are added to `stale`, to be erased with `op`."""
     n_dims = len(ranges)
-    shift = [ir.AffineDimExpr.get(j if j <= d else j + 1) for j in range(n_dims)]
-    inputs, new_maps = [], []
-    for value, m in zip(op.operands, maps):
+    reads = []
+    for m in maps:
         exprs = list(m.results)
         uses = [p for p, e in enumerate(exprs) if _reads(e, d, n_dims)]
         if uses and not (len(uses) == 1 and _is_dim(exprs[uses[0]], d)):
             return None
-        if uses:
-            p = uses[0]
-            t = ir.RankedTensorType(value.type)
-            shape = [*t.shape[:p], ranges[d] // b, b, *t.shape[p + 1:]]
-            groups = [[i] for i in range(p)] + [[p, p + 1]] + [[i + 1] for i in range(p + 1, t.rank)]
+        reads.append(uses[0] if uses else None)
+    inputs, new_maps = [], []
+    for value, m, p in zip(op.operands, maps, reads):
+        if p is not None:
             with ir.InsertionPoint(op), op.location:
-                expanded = tensor.ExpandShapeOp(ir.RankedTensorType.get(shape, t.element_type), value,
-                                                ir.ArrayAttr.get([ir.ArrayAttr.get(
-                                                    [ir.IntegerAttr.get(ir.IntegerType.get_signless(64), i)
-                                                     for i in g]) for g in groups]), [], shape)
-            _tag(expanded.operation, op)
-            value = expanded.result
-            results = [e.compose(ir.AffineMap.get(n_dims, 0, shift)) for e in exprs[:p]] + [
-                ir.AffineDimExpr.get(d), ir.AffineDimExpr.get(d + 1)] + [
-                e.compose(ir.AffineMap.get(n_dims, 0, shift)) for e in exprs[p + 1:]]
-        else:
-            results = [e.compose(ir.AffineMap.get(n_dims, 0, shift)) for e in exprs]
+                value = _expanded(value, p, b, op, stale)
         inputs.append(value)
-        new_maps.append(ir.AffineMap.get(n_dims + 1, 0, results))
+        new_maps.append(_split_map(m, d, p))
     return (inputs, new_maps, [*iters[:d + 1], "reduction", *iters[d + 1:]],
             [*ranges[:d], ranges[d] // b, b, *ranges[d + 1:]])
+
+
+def _split_map(m, d: int, p: int | None):
+    """Map `m` of a loop nest whose dim d becomes two (d, d + 1); `p`: the result that reads d."""
+    n_dims = m.n_dims
+    shift = ir.AffineMap.get(n_dims, 0, [ir.AffineDimExpr.get(j if j <= d else j + 1) for j in range(n_dims)])
+    exprs = [e.compose(shift) for e in m.results]
+    if p is not None:
+        exprs[p:p + 1] = [ir.AffineDimExpr.get(d), ir.AffineDimExpr.get(d + 1)]
+    return ir.AffineMap.get(n_dims + 1, 0, exprs)
+
+
+def _expanded(value, p: int, b: int, like, stale: list, owned: bool = True):
+    """`value` with its dim p read as [n / b, b]. A pointwise linalg.generic that makes it for this use
+    alone is rebuilt over the split dim, reading its own inputs split the same way, so that the split
+    reaches the model's inputs and the pointwise chain still fuses with the sum; any other value gets a
+    tensor.expand_shape (a view: free for an input of the model, a fusion boundary after an op)."""
+    t = ir.RankedTensorType(value.type)
+    shape = [*t.shape[:p], t.shape[p] // b, b, *t.shape[p + 1:]]
+    rebuilt = _rebuilt_pointwise(value, p, b, shape, like, stale, owned)
+    if rebuilt is not None:
+        return rebuilt
+    groups = [[i] for i in range(p)] + [[p, p + 1]] + [[i + 1] for i in range(p + 1, t.rank)]
+    expanded = tensor.ExpandShapeOp(ir.RankedTensorType.get(shape, t.element_type), value,
+                                    ir.ArrayAttr.get([ir.ArrayAttr.get(
+                                        [ir.IntegerAttr.get(ir.IntegerType.get_signless(64), i)
+                                         for i in g]) for g in groups]), [], shape)
+    _tag(expanded.operation, like)
+    return expanded.result
+
+
+def _rebuilt_pointwise(value, p: int, b: int, shape, like, stale: list, owned: bool):
+    """The pointwise generic making `value`, rebuilt with its loop dim p split; None if it is not one
+    (several results, a reduction, a non-identity output map, a dim read in an expression). One that
+    other ops read too is copied for this use, as fusion would recompute it inside each consumer; so is
+    one that a kept op reads (`owned` false: the chain above a copied op stays for that op)."""
+    owner = value.owner if isinstance(value, ir.OpResult) else None
+    gen = getattr(owner, "operation", owner)
+    if gen is None or gen.name != "linalg.generic" or len(gen.results) != 1:
+        return None
+    maps, iters = indexing_maps(gen), iterator_kinds(gen)
+    init = gen.operands[len(gen.operands) - 1]
+    if any(k != "parallel" for k in iters) or maps[-1] != ir.AffineMap.get_identity(len(iters)) or \
+            not isinstance(init, ir.OpResult) or init.owner.name != "tensor.empty" or \
+            ir.ShapedType.get_dynamic_size() in shape:
+        return None
+    reads = []
+    for m in maps[:-1]:
+        exprs = list(m.results)
+        uses = [q for q, e in enumerate(exprs) if _reads(e, p, m.n_dims)]
+        if uses and not (len(uses) == 1 and _is_dim(exprs[uses[0]], p)):
+            return None
+        reads.append(uses[0] if uses else None)
+    element = ir.RankedTensorType(value.type).element_type
+    owned = owned and len(list(value.uses)) == 1
+    with ir.InsertionPoint(gen), gen.location:
+        inputs = [v if q is None else _expanded(v, q, b, like, stale, owned)
+                  for v, q in zip(list(gen.operands)[:-1], reads)]
+        empty = tensor.EmptyOp(shape, element)
+        new = ir.Operation.create(
+            "linalg.generic", results=[ir.RankedTensorType.get(shape, element)], operands=[*inputs, empty.result],
+            attributes={**_kept_attributes(gen), "indexing_maps": _maps_attr(
+                [_split_map(m, p, q) for m, q in zip(maps, [*reads, p])]),
+                "iterator_types": _iterator_attr(["parallel"] * (len(iters) + 1)),
+                "operandSegmentSizes": ir.DenseI32ArrayAttr.get([len(inputs), 1])},
+            regions=1)
+        new.regions[0].blocks.append(*[a.type for a in gen.regions[0].blocks[0].arguments])
+    if owned:
+        _move_body(gen, new)
+        stale.append(gen)  # erased once the sum that read it is
+    else:
+        copy = gen.clone(ir.InsertionPoint(gen))
+        _move_body(copy, new)
+        copy.erase()
+    _tag(empty.operation, like)
+    _tag(new, like)
+    return new.result
 
 
 def _reads(expr, d: int, n_dims: int) -> bool:
@@ -135,32 +251,41 @@ def _is_dim(expr, d: int) -> bool:
     return isinstance(e, ir.AffineDimExpr) and e.position == d
 
 
-def _split(op, block: int) -> None:
+def _split(op, limits: _Limits, longest: int | None = None) -> None:
+    """Split `op` if it folds more than `longest` (default limits.block) elements into an output."""
+    block = limits.block
     if len(op.results) != 1 or _sum_combiner(op) is None:
         return
     maps, iters = indexing_maps(op), iterator_kinds(op)
     ranges = _ranges(op, maps)
     reduced = [d for d, kind in enumerate(iters) if kind == "reduction"]
-    if ranges is None or not reduced or math.prod(ranges[d] for d in reduced) <= block:
+    if ranges is None or not reduced or math.prod(ranges[d] for d in reduced) <= (longest or block):
+        return
+    outputs = math.prod(ranges[d] for d, kind in enumerate(iters) if kind != "reduction")
+    if limits.few_outputs and (outputs >= limits.few_outputs or (outputs > 1 and _read_back(op.results[0], outputs))):
         return
     operands = list(op.operands)
     last = reduced[-1]
-    if ranges[last] > block:
-        b = _divisor(ranges[last], block)
-        split = b and _split_dim(op, maps, iters, ranges, last, b)
+    stale: list = []
+    if ranges[last] > block and (b := _divisor(ranges[last], block)):
+        split = _split_dim(op, maps, iters, ranges, last, b, stale)
         if not split:
             return
         inputs, maps, iters, ranges = split
         operands = [*inputs[:-1], operands[-1]]
         reduced = [d for d, kind in enumerate(iters) if kind == "reduction"]
         last = reduced[-1]
+    elif ranges[last] > max(block, limits.final):
+        return  # no divisor, and too long to be kept whole as the partials' rows
     outer = reduced[:-1]
     if not outer:
         return
-    _two_sums(op, operands, maps, iters, ranges, outer, block)
+    _two_sums(op, operands, maps, iters, ranges, outer, limits)
+    for gen in reversed(stale):  # each read only by the next, the first by `op`: erased consumer first
+        gen.erase()
 
 
-def _two_sums(op, operands, maps, iters, ranges, outer, block: int) -> None:
+def _two_sums(op, operands, maps, iters, ranges, outer, limits: _Limits) -> None:
     """`op` as a sum into partials (the `outer` reduced dims made parallel), then a sum of them."""
     init = operands[-1]
     init_type = ir.RankedTensorType(init.type)
@@ -191,7 +316,7 @@ def _two_sums(op, operands, maps, iters, ranges, outer, block: int) -> None:
         second.attributes["fusec.kind"] = op.attributes["fusec.kind"]
     op.results[0].replace_all_uses_with(second.result)
     op.erase()
-    _split(second, block)
+    _split(second, limits, limits.final)
 
 
 def _kept_attributes(op) -> dict:

@@ -112,6 +112,10 @@ KNOBS: tuple[Knob, ...] = (
     Knob("max_registers", 128, Range(16, 255), "rule 6: the estimated registers per thread a group may use",
          FORM, cli=True, label="--max-registers"),
     Knob("recompute_budget", 16, Range(0, 1024), "rule 5: extra ops per element a recompute may cost", FORM),
+    Knob("split_sums", 1024, Range(0, 1 << 30), "cuda: a float sum of more than 4096 elements into fewer outputs "
+         "than this (a whole tensor's, a loss) is two kernels, partial sums over rows of at most 4096 and their "
+         "sum, instead of a few blocks that cannot fill the GPU (0: never; --fusec-blockwise-sums)", "driver",
+         cli=True),
     Knob("row_registers", 32, Range(0, 128), "most elements of a row one thread keeps in registers per input; "
          "longer rows loop over memory (0: always loop)", LOWER, schedule=True, cli=True),
     Knob("row_prefetch", True, Flag(), "load the epilogue's inputs before the row's reductions, when registers "

@@ -67,8 +67,12 @@ class Stage:
 
 
 def _fuse(o: CompileOptions) -> list[str]:
+    # cuda: a sum into few outputs becomes partial sums of rows then their sum before the groups form,
+    # so that the partials fuse with what they sum (the cpu target splits its sums after fusion).
+    split = [f"fusec-blockwise-sums{{block=4096 few-outputs={o.split_sums} final-block=65536}}"] \
+        if o.target == "cuda" and o.split_sums else []
     return ["fusec-narrow-f64", "fusec-erase-unused-results", "fusec-fold-empty-tensors", "fusec-fold-splat-constants",
-            "fusec-fold-unit-reshapes",
+            "fusec-fold-unit-reshapes", *split,
             "canonicalize", "cse",
             "fusec-hoist-parallel-dims", "fusec-classify-ops",
             pass_options(o, FORM)]
