@@ -183,7 +183,8 @@ def compile_region(name: str, gm: torch.fx.GraphModule, options: dict, cache, me
         warnings.warn(f"fusec: {name} ({', '.join(ops)}) runs in PyTorch: {err.message}", stacklevel=2)
     except FusecError as err:
         result.status, result.compiled = "pytorch", None
-        result.reason = f"fusec could not compile it: {_first_line(err.message)}"
+        where = f"{err.location}: " if err.location else ""
+        result.reason = f"fusec could not compile it: {where}{_first_line(err.message)}"
     except Exception as err:  # noqa: BLE001 (a bug in fusec must not break the user's model)
         result.status, result.compiled = "pytorch", None
         kind = getattr(err, "kind", type(err).__name__)

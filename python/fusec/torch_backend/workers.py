@@ -164,8 +164,8 @@ def compile_in_worker(gm, sig, opts: dict, ops: list):
            "crash": os.environ.get(TEST_CRASH_ENV)}
     ok, value = _get_pool().run(job)  # RegionCrashed if the worker dies
     if not ok:
-        kind, message = value
-        raise FusecError(message) if kind == "FusecError" else WorkerError(kind, message)
+        kind, message, *where = value  # a FusecError's location and notes come too
+        raise FusecError(message, *where) if kind == "FusecError" else WorkerError(kind, message)
     from ..cache import compiled_from_artifact  # noqa: PLC0415
 
     return compiled_from_artifact(**value)
@@ -178,6 +178,9 @@ def _crash_if_asked(hook: str | None, ops: list) -> None:
     if op in ops:
         if name.upper() == "HANG":
             threading.Event().wait()
+        if name.upper() == "ERROR":  # test/Backend/worker-error.py: a refusal with a place and a note
+            raise FusecError("the test hook refuses this region", location="model.py:7",
+                             notes=["a note the worker wrote"])
         sig = getattr(signal, f"SIG{(name or 'SEGV').upper().removeprefix('SIG')}")
         if sig == signal.SIGABRT:
             os.abort()
@@ -208,7 +211,7 @@ def serve() -> None:
                              "artifact": comp.artifact, "source": comp.source_name,
                              "parameters": list(comp.parameters)})
         except FusecError as err:
-            answer = (False, ("FusecError", err.message))
+            answer = (False, ("FusecError", err.message, err.location, err.notes))
         except Exception as err:  # noqa: BLE001 (sent back: the parent decides)
             answer = (False, (type(err).__name__, str(err)))
         pickle.dump(answer, answers)
