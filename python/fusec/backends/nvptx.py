@@ -85,9 +85,13 @@ def _rewrite_line(line: str) -> str:
 
     def repl(match):
         preceding = [t for pos, t in types if pos < match.start()]
-        if not preceding or preceding[-1] not in ("float", "half", "bfloat"):
+        if not preceding:
             return match.group(0)
         token = match.group(1).lstrip("+")
+        if preceding[-1] == "double":  # a decimal double reads as it is; inf and NaN need their bits
+            if not token.lstrip("-").endswith(("inf", "nan")):
+                return match.group(0)
+            return "0x7FF8000000000000" if token.endswith("nan") else _as_double_hex(float(token))
         if token.lstrip("-").endswith("nan"):  # +qnan, -qnan, +snan: a quiet NaN in every type
             return {"float": "0x7FF8000000000000", "half": "0xH7E00", "bfloat": "0xR7FC0"}[preceding[-1]]
         if preceding[-1] != "float":  # 16-bit literals: LLVM's 0xH (half) and 0xR (bfloat) bit forms
