@@ -39,8 +39,9 @@ After (b = 64: 512 x 1024 threads, then 16 x 1024, then 1024 summing 16 each):
     %s = linalg.generic {indexing_maps = [(d0, d1) -> (d0, d1), (d0, d1) -> (d1)],
                          iterator_types = ["reduction", "parallel"]} ins(%p2) outs(%init) {addf}
 
-Left alone: sums into few outputs that --fusec-blockwise-sums (which runs first) split already,
-row sums (the innermost dim reduced), max/min, integer sums, dynamic extents.
+Left alone: row sums (the innermost dim reduced) and sums of a whole tensor, which
+--fusec-blockwise-sums (run after this pass) splits when they have few outputs, as it does the column
+sums this pass leaves (too few rows, no divisor); max/min, integer sums, dynamic extents.
 """
 
 from __future__ import annotations
