@@ -45,7 +45,7 @@ case("sum(0) 32768x4096 f32", lambda x: x.sum(0), (32768, 4096))
 # bf16: 8 lanes where the kernel reads bf16, accumulated in f32 (the partials are f32: 4 lanes).
 # CHECK-LABEL: sum(0) 32768x4096 bf16:
 # CHECK-SAME:    columns(lanes 8, rows 2097152, row_length 64, threads 256) ; columns(lanes 4, {{.*}}) ; columns(lanes 8, rows 4096, row_length 16, threads 256)
-# CHECK-NEXT:    loads vector<4xf32> vector<8xbf16>, 128-bit loads
+# CHECK-NEXT:    loads vector<4xf32> vector<8xbf16> vector<8xf32>, 128-bit loads, grids [1024, 64, 2]
 case("sum(0) 32768x4096 bf16", lambda x: x.sum(0), (32768, 4096), torch.bfloat16)
 
 # The mean's divide is the last kernel's epilogue.
@@ -56,7 +56,7 @@ case("mean(0) 32768x4096 f32", lambda x: x.mean(0), (32768, 4096))
 
 # CHECK-LABEL: mean(0) 4096x4096 bf16:
 # CHECK-SAME:    columns(lanes 8, {{.*}}) ; columns(lanes 8, rows 4096, {{.*}})
-# CHECK-NEXT:    loads {{.*}}vector<8xbf16>, 128-bit loads
+# CHECK-NEXT:    loads {{.*}}vector<8xbf16>{{.*}}, 128-bit loads, grids [256, 16, 2]
 case("mean(0) 4096x4096 bf16", lambda x: x.mean(0), (4096, 4096), torch.bfloat16)
 
 # A bias gradient: T = 512 read as [16, 32]; the [64, 16] partials are one dim for the next split.
