@@ -81,3 +81,13 @@ case("sum(0) 8x4096 f32", lambda x: x.sum(0), (8, 4096))
 # CHECK-LABEL: softmax(-1) 64x4096 f32:
 # CHECK-SAME:    row_registers(lanes 4, rows 64, row_length 4096, {{.*}})
 case("softmax(-1) 64x4096 f32", lambda x: torch.softmax(x, -1), (64, 4096))
+
+# The cpu target is left as it was: no column split before fusion (its --fusec-blockwise-sums splits
+# long sums after fusion), and its result matches float64.
+# CHECK-LABEL: cpu sum(0) 32768x64:
+# CHECK-SAME:    0 reshapes before fusion, ok
+x = torch.randn(32768, 64)
+cpu = fusec.compile(lambda t: t.sum(0), (x,), target="cpu")
+err = float((cpu(x).double() - x.double().sum(0)).abs().max() / x.double().sum(0).abs().max())
+print(f"cpu sum(0) 32768x64: {cpu.stages['fused'].count('tensor.expand_shape')} reshapes before fusion, "
+      f"{'ok' if err < 2e-6 else 'INACCURATE'} ({err:.1e})")
