@@ -28,6 +28,20 @@ def bias_grad(g):
     return g.sum(dim=(0, 1))
 
 
+# Other column reductions the columns schedule now takes (not split): a max, a variance (its mean is
+# read back, so neither sum is split), and a mean read back over the tensor.
+def column_max(x):
+    return x.amax(0)
+
+
+def column_var(x):
+    return x.var(0)
+
+
+def centered(x):
+    return x - x.mean(0)
+
+
 cases = [
     ("sum(0) 32768x4096 fp32", column_sum, (32768, 4096), torch.float32),
     ("sum(0) 32768x4096 bf16", column_sum, (32768, 4096), torch.bfloat16),
@@ -40,6 +54,9 @@ cases = [
     ("sum(0) 1x4096 fp32", column_sum, (1, 4096), torch.float32),
     ("sum(0) 5x7 fp32", column_sum, (5, 7), torch.float32),
     ("sum(0) 100000x64 fp32", column_sum, (100000, 64), torch.float32),
+    ("amax(0) 4096x4096 fp32", column_max, (4096, 4096), torch.float32),
+    ("var(0) 4096x1024 fp32", column_var, (4096, 1024), torch.float32),
+    ("x - mean(0) 2048x1024 fp32", centered, (2048, 1024), torch.float32),
 ]
 for name, fn, shape, dtype in cases:
     x = torch.randn(shape, device="cuda").to(dtype)
@@ -72,3 +89,6 @@ for name, fn, shape, dtype in cases:
 # CHECK: sum(0) 1x4096 fp32: ok
 # CHECK: sum(0) 5x7 fp32: ok
 # CHECK: sum(0) 100000x64 fp32: ok
+# CHECK: amax(0) 4096x4096 fp32: ok
+# CHECK: var(0) 4096x1024 fp32: ok
+# CHECK: x - mean(0) 2048x1024 fp32: ok
