@@ -188,3 +188,9 @@ show("columns_across", Facts(reductions=1, element_bytes=(4,), rows=(4096,), row
 # CHECK-NEXT:  schedule=columns rows=7 row_length=5 threads=32 lanes=1 unroll=4
 show("columns_narrow", Facts(reductions=1, element_bytes=(4,), rows=(7,), row_length=5, row_last=5,
                              row_map_identity=False, columns=True))
+# Few columns and long ones (`x.amax(0)` of 4096x1024): 256 column threads looping 4096 rows cannot
+# fill the GPU; the row schedule's block per column is kept.
+# CHECK-LABEL: TEST: columns_few_and_long
+# CHECK-NEXT:  schedule=row_{{registers|loop}} rows=1024 row_length=4096
+show("columns_few_and_long", Facts(reductions=1, element_bytes=(4,), rows=(1024,), row_length=4096, row_last=4096,
+                                   row_map_identity=False, columns=True))

@@ -158,7 +158,7 @@ def row_threads(n_vectors: int, n_rows: int | None, vectors: int = 0) -> tuple[i
 def _plan_rows(facts: Facts, knobs: Knobs) -> Plan | Refusal:
     if None in facts.rows[1:]:
         return Refusal("a dynamic dim other than the outermost")
-    if facts.columns:
+    if facts.columns and _columns_fill_the_gpu(facts):
         return _columns(facts, knobs)
     lanes = list(dict.fromkeys([vector_lanes(facts.element_bytes), 1]))
     variance = facts.variance if knobs.one_round_variance else ()
@@ -207,6 +207,19 @@ def _row_loop(facts: Facts, knobs: Knobs, lanes: int) -> Plan:
     unroll = max(1, min(knobs.row_unroll, -(-n_vectors // threads)))
     return Plan("row_loop", threads, lanes, rows=facts.n_rows, row_length=facts.row_length, unroll=unroll,
                 read_only_cache=knobs.read_only_cache, l2_evict_last=knobs.l2_evict_last)
+
+
+# A columns kernel has a thread per vector of outputs, each looping down its column: with few columns
+# and long ones (`x.amax(0)` of 4096x1024 is 256 threads looping 4096 rows: one block) it cannot
+# fill the GPU, and the row schedule's block per column, uncoalesced as it is, is faster. Columns
+# when there are threads for 64 blocks or more, or the loop is short (the partial sums that
+# fusec-split-column-sums makes loop over 32 to 128 rows).
+_COLUMN_THREADS = 64 * 256
+_SHORT_COLUMN = 256
+
+
+def _columns_fill_the_gpu(facts: Facts) -> bool:
+    return facts.n_rows // vector_lanes(facts.element_bytes) >= _COLUMN_THREADS or facts.row_length <= _SHORT_COLUMN
 
 
 def _columns(facts: Facts, knobs: Knobs) -> Plan:
