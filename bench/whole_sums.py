@@ -1,9 +1,12 @@
-"""Sums over a whole tensor (losses, norms of a tensor) and into few outputs, on the GPU.
+"""Sums over a whole tensor (losses, norms of a tensor) and into few outputs, and column sums
+(`x.sum(0)`, a bias gradient over [B, T, C]), on the GPU.
 
 fusec used to give such a sum one block per output: `x.pow(2).mean()` over 32768x4096 ran in a
 single block of 256 threads. With `split_sums` (the default, 1024) the sum is two kernels: partial
-sums over rows of at most 4096 elements (fused with what they sum), then their sum. This times
-fusec with and without it (`--split-sums 0`), eager and torch.compile(dynamic=False, fresh per
+sums over rows of at most 4096 elements (fused with what they sum), then their sum. Column sums
+take the columns schedule (a thread per vector of adjacent columns, coalesced), split into partial
+column sums over blocks of rows (`--fusec-split-column-sums`; `--split-sums 0`: one column kernel
+of C / lanes threads). This times fusec with and without it (`--split-sums 0`), eager and torch.compile(dynamic=False, fresh per
 entry), under the rules of bench/README.md: CUDA events, the median of `--repeat` CUDA-graph
 replays, GB/s from minimal bytes (each input read once; the outputs are a few floats), % of a
 device copy timed in the same run. Working sets are >= 240 MB except where marked `*`.
@@ -46,6 +49,18 @@ def few_row_sums(x):  # a sum into 8 outputs: one block each, before
     return x.float().sum(dim=-1)
 
 
+def column_sums(x):  # a sum over rows: 4096 fp32 columns were a block each, its loads 16 KB apart
+    return x.float().sum(0)
+
+
+def column_means(x):
+    return x.float().mean(0)
+
+
+def bias_grad(g):  # a linear layer's bias gradient over [B, T, C]
+    return g.float().sum(dim=(0, 1))
+
+
 # (name, function, input shapes, dtype): the shapes of the first suite and others (odd widths, 1-D,
 # a 4-D activation, few long rows).
 ENTRIES = [
@@ -60,6 +75,13 @@ ENTRIES = [
     ("few_row_sums", few_row_sums, [(8, 1 << 24)], torch.float32),
     ("few_row_sums", few_row_sums, [(64, 1 << 20)], torch.bfloat16),
     ("mean_of_squares", mean_of_squares, [(256, 4096)], torch.float32),
+    ("column_sums", column_sums, [(32768, 4096)], torch.float32),
+    ("column_sums", column_sums, [(32768, 4096)], torch.bfloat16),
+    ("column_sums", column_sums, [(3000, 1001)], torch.float32),
+    ("column_means", column_means, [(16384, 8192)], torch.bfloat16),
+    ("bias_grad", bias_grad, [(128, 512, 1024)], torch.float32),
+    ("bias_grad", bias_grad, [(256, 512, 1024)], torch.bfloat16),
+    ("bias_grad", bias_grad, [(64, 512, 768)], torch.float32),
 ]
 
 

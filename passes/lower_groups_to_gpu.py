@@ -9,15 +9,16 @@ cost model decided that was cheap), reduced values live in a register per row.
 
 For each group (`fusec.codegen`):
   1. read its facts from the IR once (`codegen.facts`);
-  2. plan its kernel in plain Python (`codegen.plan`): the first of three schedules that fits,
+  2. plan its kernel in plain Python (`codegen.plan`): the first of four schedules that fits,
+     columns (reductions over outer dims: a thread per output vector, summing down the rows),
      row_registers (the row held in registers; the hybrid and its stash past `row-registers`),
      row_loop (rows too long for registers) or flat (pointwise groups), each with 128-bit vectors
      when the group's accesses allow, else scalars;
-  3. build the plan (`codegen.row_registers`, `codegen.row_loop`, `codegen.flat`), record the
+  3. build the plan (`codegen.columns`, `codegen.row_registers`, `codegen.row_loop`, `codegen.flat`), record the
      schedule it got on the gpu.launch (`fusec.schedule`: `fusec --emit schedule` prints it), and
      tag the loads the cache knobs name (`read_only_cache`, `l2_evict_last`).
 The `schedule` option changes one group's knobs (`fusec --schedule FILE`, `fusec tune`).
-A group the plan refuses (a column reduction, mixed output shapes) keeps its ops, which the generic
+A group the plan refuses (mixed output shapes, a dynamic inner dim) keeps its ops, which the generic
 loop mapping lowers afterwards: correct, but not fused (FUSEC_DEBUG=1 prints why).
 
 Before:
@@ -43,7 +44,7 @@ from fusec.mlir import ir
 
 # `facts` as a module, read at call time: its import of fusec.passes.classify_ops may be what is
 # importing this pass (fusec.passes/__init__ imports every pass), before `facts` is complete.
-from fusec.codegen import facts, flat, row_loop, row_registers
+from fusec.codegen import columns, facts, flat, row_loop, row_registers
 from fusec.codegen.plan import Knobs, Refusal, plan
 from fusec.knobs import check_value, knob, parse_overrides, pass_option_name, pass_option_table
 
@@ -69,7 +70,8 @@ def run(module_op, pass_, schedule: str, **defaults) -> None:
     _lower(module_op, pass_, defaults, schedule)
 
 
-_BUILDERS = {"row_registers": row_registers.build, "row_loop": row_loop.build, "flat": flat.build}
+_BUILDERS = {"row_registers": row_registers.build, "row_loop": row_loop.build, "columns": columns.build,
+             "flat": flat.build}
 
 
 def _lower(module_op, pass_, defaults: dict, schedule: str) -> None:

@@ -114,7 +114,9 @@ KNOBS: tuple[Knob, ...] = (
     Knob("recompute_budget", 16, Range(0, 1024), "rule 5: extra ops per element a recompute may cost", FORM),
     Knob("split_sums", 1024, Range(0, 1 << 30), "cuda: a float sum of more than 4096 elements into fewer outputs "
          "than this (a whole tensor's, a loss) is two kernels, partial sums over rows of at most 4096 and their "
-         "sum, instead of a few blocks that cannot fill the GPU (0: never; --fusec-blockwise-sums)", "driver",
+         "sum, instead of a few blocks that cannot fill the GPU (--fusec-blockwise-sums); and a column sum (over "
+         "outer dims: x.sum(0)) is partial column sums over blocks of rows, then their sum "
+         "(--fusec-split-column-sums) (0: never split a sum)", "driver",
          cli=True),
     Knob("row_registers", 32, Range(0, 128), "most elements of a row one thread keeps in registers per input; "
          "longer rows loop over memory (0: always loop)", LOWER, schedule=True, cli=True),

@@ -69,7 +69,11 @@ class Stage:
 def _fuse(o: CompileOptions) -> list[str]:
     # cuda: a sum into few outputs becomes partial sums of rows then their sum before the groups form,
     # so that the partials fuse with what they sum (the cpu target splits its sums after fusion).
-    split = [f"fusec-blockwise-sums{{block=4096 few-outputs={o.split_sums} final-block=65536}}"] \
+    # A column sum (over outer dims: x.sum(0), a bias gradient) becomes partial column sums over blocks
+    # of rows then their sum, so that the coalesced column kernel has enough threads; first, so that a
+    # column sum into few outputs is split this way too (fusec-split-column-sums).
+    split = ["fusec-split-column-sums",
+             f"fusec-blockwise-sums{{block=4096 few-outputs={o.split_sums} final-block=65536}}"] \
         if o.target == "cuda" and o.split_sums else []
     return ["fusec-narrow-f64", "fusec-erase-unused-results", "fusec-fold-empty-tensors", "fusec-fold-splat-constants",
             "fusec-fold-unit-reshapes", *split,

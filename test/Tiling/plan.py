@@ -2,7 +2,7 @@
 # group's facts built by hand, with no IR: threads per row for short, long and few rows, the hybrid
 # and its stash, the row loop for rows too long for registers, the vector lanes (1 for odd widths,
 # rows not a whole number of vectors, accesses across an operand's dims), the prefetch's register
-# budget, flat vectors, and refusals with their reasons.
+# budget, flat vectors, column reductions (the columns schedule), and refusals with their reasons.
 
 # RUN: %python %s | FileCheck %s
 
@@ -164,3 +164,33 @@ show("refused", Facts(refusal="a contraction group"))
 show("refused_flat", Facts(out_shapes=((8, 4096), (8, 1))))
 show("refused_dynamic", Facts(reductions=1, rows=(None, None), row_length=64, row_last=64))
 print(plan(Facts(out_shapes=((None, None),)), knobs()))
+
+# Column reductions (the rows' last dim is the inputs' innermost): a thread per vector of outputs,
+# no block-wide combination; lanes 1 for an odd width or a vector across an operand's dims; 7
+# columns still get a warp.
+# CHECK-LABEL: TEST: columns_fp32
+# CHECK-NEXT:  schedule=columns rows=2097152 row_length=64 threads=256 lanes=4 unroll=4
+show("columns_fp32", Facts(reductions=1, element_bytes=(4,), rows=(512, 4096), row_length=64, row_last=64,
+                           row_map_identity=False, columns=True))
+# CHECK-LABEL: TEST: columns_bf16
+# CHECK-NEXT:  schedule=columns rows=4096 row_length=16 threads=256 lanes=8 unroll=4
+show("columns_bf16", Facts(reductions=1, element_bytes=(2, 4), rows=(4096,), row_length=16, row_last=16,
+                           row_map_identity=False, columns=True))
+# CHECK-LABEL: TEST: columns_odd
+# CHECK-NEXT:  schedule=columns rows=1001 row_length=75 threads=256 lanes=1 unroll=4
+show("columns_odd", Facts(reductions=1, element_bytes=(4,), rows=(1001,), row_length=75, row_last=75,
+                          row_map_identity=False, columns=True))
+# CHECK-LABEL: TEST: columns_across
+# CHECK-NEXT:  schedule=columns rows=4096 row_length=8 threads=256 lanes=1 unroll=4
+show("columns_across", Facts(reductions=1, element_bytes=(4,), rows=(4096,), row_length=8, row_last=8,
+                             row_map_identity=False, columns=True, vector_misses=frozenset({"columns"})))
+# CHECK-LABEL: TEST: columns_narrow
+# CHECK-NEXT:  schedule=columns rows=7 row_length=5 threads=32 lanes=1 unroll=4
+show("columns_narrow", Facts(reductions=1, element_bytes=(4,), rows=(7,), row_length=5, row_last=5,
+                             row_map_identity=False, columns=True))
+# Few columns and long ones (`x.amax(0)` of 4096x1024): 256 column threads looping 4096 rows cannot
+# fill the GPU; the row schedule's block per column is kept.
+# CHECK-LABEL: TEST: columns_few_and_long
+# CHECK-NEXT:  schedule=row_{{registers|loop}} rows=1024 row_length=4096
+show("columns_few_and_long", Facts(reductions=1, element_bytes=(4,), rows=(1024,), row_length=4096, row_last=4096,
+                                   row_map_identity=False, columns=True))

@@ -79,11 +79,43 @@ def _row_facts(gid: int, group: Group, widths: tuple) -> Facts:
     loads = tuple((a == "vector", element_bytes(ir.MemRefType(buf.type).element_type))
                   for a, (buf, _) in zip(accesses, group.prefetch))
     identity_map = group.in_map == ir.AffineMap.get_identity(group.in_map.n_dims, context=group.in_map.context)
+    columns = _columns(group)
+    if columns and (any(_column_misses(z, len(group.rows) - 1) for z in reductions)
+                    or any(_misses(w) for _, w in group.outputs)):
+        misses.add("columns")
     return Facts(gid, reductions=len(reductions), element_bytes=widths, vector_misses=frozenset(misses),
+                 columns=columns,
                  rows=tuple(None if r == DYNAMIC else r for r in group.rows), row_length=math.prod(group.cols),
                  row_last=group.cols[-1], row_map_identity=identity_map,
                  variance=tuple((reductions.index(z1), reductions.index(z2)) for z2, z1 in group.variances.items()),
                  prefetch_loads=loads)
+
+
+def _columns(group: Group) -> bool:
+    """Whether the group is a column reduction the column schedule builds: the reductions read their
+    last row dim (a parallel dim: the columns) as their input's innermost dim and write it as their
+    output's, every output is one value per row (no epilogue over the reduced space), and the row
+    extents are static."""
+    if not group.rows or DYNAMIC in group.rows:
+        return False
+    col = f"d{len(group.rows) - 1}"
+    if str(group.in_map.results[-1]) != col or any(str(z.maps[-1].results[-1]) != col
+                                                    for z in group.reductions if z.maps[-1].results):
+        return False
+    return all(w.shape and w.shape[-1] == group.rows[-1] and w.shape != group.full for _, w in group.outputs)
+
+
+def _column_misses(z, col: int) -> bool:
+    """Whether the elements reduction `z` folds, computed with vectors along loop dim `col` (the
+    columns), read across an operand's dims."""
+    seen = {}
+    for j in range(z.n_inputs):
+        access = vector_access(z.maps[j], col)
+        source = z.sources[j]
+        if access == "across" or (access == "vector" and source is not None
+                                  and source.kind in ("pointwise", "broadcast") and _evaluation_misses(source, seen)):
+            return True
+    return False
 
 
 def _member_problem(op) -> str:

@@ -52,25 +52,26 @@ def delinearize(linear, extents):
     return list(reversed(idx))
 
 
-def vector_access(m) -> str:
-    """How an access through map `m` reads when its op's innermost loop dim is vectorized: "vector"
+def vector_access(m, dim: int | None = None) -> str:
+    """How an access through map `m` reads when its op's innermost loop dim (or loop dim `dim`: the
+    columns of a column reduction) is vectorized: "vector"
     (the dim is the operand's innermost: consecutive elements), "scalar" (the operand does not vary
     along it: one element, broadcast at use) or "across" (the dim is another of the operand's dims:
     no vector load reads that; the group's facts note it, and the plan then keeps lanes 1)."""
-    inner = f"d{m.n_dims - 1}"
+    inner = f"d{m.n_dims - 1 if dim is None else dim}"
     results = [str(e) for e in m.results]
     if inner not in results:
         return "scalar"
     return "vector" if results[-1] == inner else "across"
 
 
-def lanes_of(m, lanes: int) -> int:
+def lanes_of(m, lanes: int, dim: int | None = None) -> int:
     """How many consecutive elements an access through map `m` reads when its op's innermost loop
     dim is vectorized `lanes` wide: all of them (the dim is the operand's innermost), or 1 (the
     operand does not vary along it: a scalar, broadcast at use)."""
     if lanes == 1:
         return 1
-    access = vector_access(m)
+    access = vector_access(m, dim)
     if access == "across":  # the plan gave this group lanes 1 (facts.vector_misses): a bug if reached
         raise ValueError("the vectorized dim is not the operand's innermost")
     return lanes if access == "vector" else 1

@@ -98,6 +98,9 @@ class Kernel:
         self.stashed = {}  # load key -> (shared-memory buffer, offset) it is read from (`row_stash`)
         self.stash_buffers = []  # (input, its stash buffer)
         self.stash_bytes = 0
+        # The loop dim a reduction's elements are vectorized along (None: the innermost; the column
+        # schedule's: the columns, a parallel dim, while the reduced dims are the inner loops).
+        self.reduction_dim = None
 
     def load(self, operand, index, lanes: int):
         """A load, once per element per kernel phase: a value read again (by the epilogue, say) is
@@ -174,8 +177,8 @@ class Kernel:
         acc = block.arguments[len(block.arguments) - 1]
         mapping = {}
         for j in range(member.n_inputs):
-            mapping[block.arguments[j]] = self.value(member.sources[j], member.inputs[j],
-                                                     apply_map(maps[j], point), lanes_of(maps[j], lanes))
+            mapping[block.arguments[j]] = self.value(member.sources[j], member.inputs[j], apply_map(maps[j], point),
+                                                     lanes_of(maps[j], lanes, self.reduction_dim))
         x = comb.operands[1] if comb.operands[0] == acc else comb.operands[0]
         return self.widen(self._clone_body(op, mapping, lanes, stop=comb, want=x), lanes), comb
 

@@ -11,6 +11,8 @@ The schedules, in order of preference; the first that fits the group wins:
         registers for every reduction and the epilogue. Fits when a thread's share of the row is at
         most `row-registers` elements, or, with a `vectors` knob asking for more (the hybrid), when
         it holds at least one vector and at most _MAX_SLOTS.
+  columns  (reductions over outer dims, the innermost dim kept: `x.sum(0)`) a thread per vector
+        of adjacent outputs, summing down the reduced dims; no block-wide combination.
   row_loop  (rows longer than that) one block per row, threads striding over the row.
   flat  (pointwise groups) one thread per vector of the output, or per `vectors` vectors.
 Each is tried with 128-bit vectors first (`vector_lanes`), then with lanes 1. Vectors fit when the
@@ -48,6 +50,7 @@ class Facts:
     row_map_identity: bool = True  # the reductions read their rows in order
     variance: tuple = ()  # (mean's, variance's) reduction indices that one round can compute
     prefetch_loads: tuple = ()  # (reads a vector, element bytes) of each row the prefetch would load
+    columns: bool = False  # a column reduction: the rows' last dim (parallel) is the inputs' innermost
     # The flat schedule (pointwise groups)
     out_shapes: tuple = ()  # the outputs' shapes (None: a dynamic extent)
 
@@ -68,7 +71,7 @@ Knobs.__module__ = __name__
 class Plan:
     """A group's kernel, decided: what the builder of `schedule` follows, and what `record` writes
     on the gpu.launch (`fusec.schedule`, which `fusec --emit schedule` prints)."""
-    schedule: str  # row_registers | row_loop | flat
+    schedule: str  # row_registers | row_loop | columns | flat
     threads: int
     lanes: int  # elements per vector (1: scalar accesses)
     rows: int | None = None  # row schedules: the row count (None: dynamic)
@@ -79,7 +82,7 @@ class Plan:
     stash: bool = False  # row_registers hybrid: the slots past the registers kept in shared memory
     one_barrier: bool = False  # row_registers: float sums, maxima, minima combined with one barrier
     one_round_variance: bool = False  # row_registers: mean and variance in one block-wide round
-    unroll: int = 1  # row_loop: vectors per thread each trip
+    unroll: int = 1  # row_loop: vectors per thread each trip; columns: rows per thread each trip
     elements: int | None = None  # flat: the output's elements (None: dynamic)
     read_only_cache: str = "off"  # which inputs are read through the read-only data cache
     l2_evict_last: bool = False  # the row-sized inputs loaded with an L2 evict_last policy
@@ -97,7 +100,7 @@ class Plan:
                                             if self.vectors_per_thread > 1 else {})}
         out = {"schedule": self.schedule, "rows": _static_or_dynamic(self.rows), "row_length": self.row_length,
                "threads": self.threads, "lanes": self.lanes}
-        if self.schedule == "row_loop":
+        if self.schedule in ("row_loop", "columns"):
             return {**out, "unroll": self.unroll}
         return {**out, "vectors_per_thread": self.vectors_per_thread, "prefetch": self.prefetch,
                 **({"vectors_in_registers": self.vectors_in_registers} if self.hybrid else {}),
@@ -155,6 +158,8 @@ def row_threads(n_vectors: int, n_rows: int | None, vectors: int = 0) -> tuple[i
 def _plan_rows(facts: Facts, knobs: Knobs) -> Plan | Refusal:
     if None in facts.rows[1:]:
         return Refusal("a dynamic dim other than the outermost")
+    if facts.columns and _columns_fill_the_gpu(facts):
+        return _columns(facts, knobs)
     lanes = list(dict.fromkeys([vector_lanes(facts.element_bytes), 1]))
     variance = facts.variance if knobs.one_round_variance else ()
     # The phases each schedule evaluates: every reduction's elements (one round of the variance
@@ -201,6 +206,35 @@ def _row_loop(facts: Facts, knobs: Knobs, lanes: int) -> Plan:
     threads = min(knobs.threads_per_block, max(32, 1 << max(0, (n_vectors - 1).bit_length())))
     unroll = max(1, min(knobs.row_unroll, -(-n_vectors // threads)))
     return Plan("row_loop", threads, lanes, rows=facts.n_rows, row_length=facts.row_length, unroll=unroll,
+                read_only_cache=knobs.read_only_cache, l2_evict_last=knobs.l2_evict_last)
+
+
+# A columns kernel has a thread per vector of outputs, each looping down its column: with few columns
+# and long ones (`x.amax(0)` of 4096x1024 is 256 threads looping 4096 rows: one block) it cannot
+# fill the GPU, and the row schedule's block per column, uncoalesced as it is, is faster. Columns
+# when there are threads for 64 blocks or more, or the loop is short (the partial sums that
+# fusec-split-column-sums makes loop over 32 to 128 rows).
+_COLUMN_THREADS = 64 * 256
+_SHORT_COLUMN = 256
+
+
+def _columns_fill_the_gpu(facts: Facts) -> bool:
+    return facts.n_rows // vector_lanes(facts.element_bytes) >= _COLUMN_THREADS or facts.row_length <= _SHORT_COLUMN
+
+
+def _columns(facts: Facts, knobs: Knobs) -> Plan:
+    """A column reduction: a thread per vector of adjacent columns (`lanes` of them, 128 bits where
+    the column extent allows), `threads_per_block` threads a block (a warp at least), each summing
+    down the reduced extent `row_unroll` rows a trip. Adjacent threads take adjacent vectors: a
+    warp's loads of one row are contiguous (a row schedule gave each column a block, its threads
+    reading addresses a row apart)."""
+    lanes = vector_lanes(facts.element_bytes)
+    if lanes > 1 and (facts.rows[-1] % lanes or "columns" in facts.vector_misses):
+        lanes = 1
+    n_vectors = facts.n_rows // lanes
+    threads = min(knobs.threads_per_block, max(_WARP, -(-n_vectors // _WARP) * _WARP))
+    return Plan("columns", threads, lanes, rows=facts.n_rows, row_length=facts.row_length,
+                unroll=max(1, min(knobs.row_unroll, facts.row_length)),
                 read_only_cache=knobs.read_only_cache, l2_evict_last=knobs.l2_evict_last)
 
 
