@@ -51,6 +51,16 @@ def location_to_text(location, source_name: str | None = None) -> str | None:
     return f"{file}:{match['line']}:{col}"
 
 
+_ATEN_NAME = re.compile(r'loc\("aten\.(?P<name>[\w.]+)"')
+
+
+def aten_name_of_location(location) -> str | None:
+    """The ATen op an imported op's location names (`frontend/op_locations.py`: `loc("aten.gather"(...))`
+    -> "gather"), else None."""
+    match = _ATEN_NAME.search(str(location))
+    return match["name"] if match else None
+
+
 class CapturedDiagnostic:
     """A copy of an MLIR diagnostic: MLIR's own object is only valid inside the handler."""
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from .diagnostics import FusecError, location_to_text
+from .diagnostics import FusecError, aten_name_of_location, location_to_text
 from .mlir import ir
 
 __all__ = ["aten_ops_by_location", "unsupported_ops", "check_supported", "name_unlowered_op"]
@@ -53,7 +53,8 @@ def check_supported(comp) -> None:
         return
     op = bad[0]
     where = location_to_text(op.location, comp.source_name)
-    origin = list(dict.fromkeys(comp.aten_ops_at.get(where, [])))
+    named = aten_name_of_location(op.location)  # the one ATen op it was lowered from (op_locations)
+    origin = [named] if named else list(dict.fromkeys(comp.aten_ops_at.get(where, [])))
     related = [name for name in origin if name.split(".")[0] in op.name]  # tm_tensor.sort <- aten.sort
     origin = related or origin
     source = f"aten.{', aten.'.join(origin)}" if origin else "a torch op"

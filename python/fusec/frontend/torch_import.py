@@ -17,6 +17,7 @@ from ..mlir import ir
 from .decompositions import decompositions
 from .export import export_program, shorten
 from .model_file import ModelSpec, model_location
+from .op_locations import named_op_locations
 
 __all__ = ["import_to_torch_dialect", "decompositions", "decomposed_graph", "user_frames"]
 
@@ -49,8 +50,9 @@ def import_to_torch_dialect(spec: ModelSpec, *, upcast_low_precision: bool = Tru
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FutureWarning)
-            module = fx.export_and_import(program, output_type="torch", func_name="main",
-                                          decomposition_table={})  # decomposed above
+            with named_op_locations():
+                module = fx.export_and_import(program, output_type="torch", func_name="main",
+                                              decomposition_table={})  # decomposed above
     except TorchMlirCompilerError as err:
         raise FusecError(f"torch-mlir could not import the model: {shorten(err)}") from None
     if any(exported.row_symbols):
