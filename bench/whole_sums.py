@@ -11,7 +11,7 @@ entry), under the rules of bench/README.md: CUDA events, the median of `--repeat
 replays, GB/s from minimal bytes (each input read once; the outputs are a few floats), % of a
 device copy timed in the same run. Working sets are >= 240 MB except where marked `*`.
 
-    python bench/whole_sums.py [--repeat 50] [--markdown FILE]
+    python bench/whole_sums.py [--repeat 50] [--filter REGEX] [--markdown FILE]
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import math
+import re
 
 import torch
 
@@ -93,7 +94,7 @@ def _check(got, ref, name):
     return err
 
 
-def run(repeat: int) -> list[str]:
+def run(repeat: int, pattern: str | None = None) -> list[str]:
     copy = device_copy_GBs(repeat)
     gpu = torch.cuda.get_device_name()
     lines = [f"# Whole-tensor sums, {gpu}, {datetime.date.today()}",
@@ -103,6 +104,8 @@ def run(repeat: int) -> list[str]:
              "|---|---|---|---|---|---|---|---|---|"]
     torch.manual_seed(0)
     for name, fn, shapes, dtype in ENTRIES:
+        if pattern and not re.search(pattern, name):
+            continue
         inputs = tuple(torch.randn(s, device="cuda").to(dtype) for s in shapes)
         nbytes = sum(t.numel() * t.element_size() for t in inputs)
         small = nbytes < MIN_WORKING_SET
@@ -126,8 +129,9 @@ def run(repeat: int) -> list[str]:
         torch.cuda.empty_cache()
     large = [line for line in lines if line.startswith("| ") and " * " not in line.split("|")[1] and "entry" not in line]
     ratios = [float(line.split("|")[8].strip()[:-1]) for line in large]
-    lines += ["", f"geomean fusec / torch.compile over the {len(ratios)} entries >= 240 MB: "
-              f"{math.exp(sum(map(math.log, ratios)) / len(ratios)):.2f}x"]
+    if ratios:
+        lines += ["", f"geomean fusec / torch.compile over the {len(ratios)} entries >= 240 MB: "
+                  f"{math.exp(sum(map(math.log, ratios)) / len(ratios)):.2f}x"]
     return lines
 
 
@@ -135,8 +139,9 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--repeat", type=int, default=50)
     p.add_argument("--markdown", help="also write the table here")
+    p.add_argument("--filter", help="only the entries whose name matches this regex")
     args = p.parse_args()
-    lines = run(args.repeat)
+    lines = run(args.repeat, args.filter)
     print("\n".join(lines[-2:]))
     if args.markdown:
         with open(args.markdown, "w", encoding="utf-8") as f:
