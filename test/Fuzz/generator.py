@@ -77,3 +77,17 @@ print("TEST: broadcast")
 print(broadcast((0, 255), (1, 255)), broadcast((1, 1), (0, 7)), broadcast((3, 1), (1, 4)), broadcast((3,), (4,)))
 # CHECK-LABEL: TEST: broadcast
 # CHECK-NEXT:  (0, 255) (0, 7) (3, 4) None
+
+# An input of huge values (1e30) makes a model `specials`: eager's layer_norm of it is NaN on the CPU
+# (E[x^2] overflows), and such a reference was refused as a generator bug (cuda fuzz, seeds 31, 65).
+import torch.nn.functional as F  # noqa: E402
+from fusec.fuzz.model import Builder, Model  # noqa: E402
+
+print("TEST: huge")
+print("layer_norm of 1e30:", F.layer_norm(torch.full((1, 1), 1e30), (1, 1)).item())
+huge = Builder(lambda strategy: "huge" if "sampled_from" in repr(strategy) else 0, Model(seed=0, as_module=False))
+huge.new_input((1, 1), "float32")
+print("specials:", huge.m.specials)
+# CHECK-LABEL: TEST: huge
+# CHECK-NEXT:  layer_norm of 1e30: nan
+# CHECK-NEXT:  specials: True
