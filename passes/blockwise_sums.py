@@ -163,6 +163,21 @@ def _split_dim(op, maps, iters, ranges, d: int, b: int, stale: list):
             [*ranges[:d], ranges[d] // b, b, *ranges[d + 1:]])
 
 
+def split_operands(op, maps, iters, ranges, d: int, b: int, stale: list):
+    """`_split_dim` with `op`'s output operand kept as it is: (operands, maps, iterators, ranges), or
+    None. The producers it rebuilt are in `stale`: `erase_stale` them once `op` is gone."""
+    split = _split_dim(op, maps, iters, ranges, d, b, stale)
+    if not split:
+        return None
+    inputs, maps, iters, ranges = split
+    return [*inputs[:-1], op.operands[len(op.operands) - 1]], maps, iters, ranges
+
+
+def erase_stale(stale: list) -> None:
+    for gen in reversed(stale):  # each read only by the next, the first by the split sum: consumer first
+        gen.erase()
+
+
 def _split_map(m, d: int, p: int | None):
     """Map `m` of a loop nest whose dim d becomes two (d, d + 1); `p`: the result that reads d."""
     n_dims = m.n_dims
@@ -268,11 +283,10 @@ def _split(op, limits: _Limits, longest: int | None = None) -> None:
     last = reduced[-1]
     stale: list = []
     if ranges[last] > block and (b := _divisor(ranges[last], block)):
-        split = _split_dim(op, maps, iters, ranges, last, b, stale)
+        split = split_operands(op, maps, iters, ranges, last, b, stale)
         if not split:
             return
-        inputs, maps, iters, ranges = split
-        operands = [*inputs[:-1], operands[-1]]
+        operands, maps, iters, ranges = split
         reduced = [d for d, kind in enumerate(iters) if kind == "reduction"]
         last = reduced[-1]
     elif ranges[last] > max(block, limits.final):
@@ -281,8 +295,7 @@ def _split(op, limits: _Limits, longest: int | None = None) -> None:
     if not outer:
         return
     _two_sums(op, operands, maps, iters, ranges, outer, limits)
-    for gen in reversed(stale):  # each read only by the next, the first by `op`: erased consumer first
-        gen.erase()
+    erase_stale(stale)
 
 
 def _two_sums(op, operands, maps, iters, ranges, outer, limits: _Limits) -> None:

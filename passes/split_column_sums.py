@@ -52,7 +52,7 @@ from fusec.mlir import ir
 from torch_mlir.dialects import arith, linalg, tensor
 
 from .blockwise_sums import (_iterator_attr, _kept_attributes, _maps_attr, _move_body, _ranges, _read_back,
-                             _split_dim, _sum_combiner, _tag)
+                             _sum_combiner, _tag, erase_stale, split_operands)
 from .classify_ops import indexing_maps, iterator_kinds
 
 FLAG = "fusec-split-column-sums"
@@ -125,15 +125,13 @@ def _split(op, threads: int, min_block: int, min_rows: int) -> None:
     operands = list(op.operands)
     stale: list = []
     if b < n:
-        split = _split_dim(op, maps, iters, ranges, last, b, stale)
+        split = split_operands(op, maps, iters, ranges, last, b, stale)
         if not split:
             return
-        inputs, maps, iters, ranges = split
-        operands = [*inputs[:-1], operands[-1]]
+        operands, maps, iters, ranges = split
     reduced = [d for d, k in enumerate(iters) if k == "reduction"]
     second = _two_sums(op, operands, maps, iters, ranges, reduced[:-1])
-    for gen in reversed(stale):  # each read only by the next, the first by `op`: erased consumer first
-        gen.erase()
+    erase_stale(stale)
     _split(second, threads, min_block, min_rows)
 
 
