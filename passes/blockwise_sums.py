@@ -322,14 +322,20 @@ def _two_sums(op, operands, maps, iters, ranges, outer, limits: _Limits) -> None
         _move_body(op, first)
         rank, extra = init_type.rank, len(outer)
         second = _sum_of_partials(op, first.result, init, rank, extra)
-    for new_op in (empty.operation, zero.operation, filled.owner, first, second):
+    replace_by_two_sums(op, [empty.operation, zero.operation, filled.owner, first, second], filled, second)
+    _split(second, limits, limits.final)
+
+
+def replace_by_two_sums(op, new_ops, filled, second) -> None:
+    """`op`'s uses read `second` (the sum of the partials) instead, `op` is erased; the new ops get
+    its group tags, and its classification where classify-ops ran (`filled`, the partials' zeros)."""
+    for new_op in new_ops:
         _tag(new_op, op)
     if "fusec.kind" in op.attributes:
         filled.owner.attributes["fusec.kind"] = ir.StringAttr.get("fill", op.context)
         second.attributes["fusec.kind"] = op.attributes["fusec.kind"]
     op.results[0].replace_all_uses_with(second.result)
     op.erase()
-    _split(second, limits, limits.final)
 
 
 def _kept_attributes(op) -> dict:

@@ -52,7 +52,8 @@ from fusec.mlir import ir
 from torch_mlir.dialects import arith, linalg, tensor
 
 from .blockwise_sums import (_iterator_attr, _kept_attributes, _maps_attr, _move_body, _ranges, _read_back,
-                             _sum_combiner, _tag, erase_stale, split_operands)
+                             _sum_combiner, erase_stale, replace_by_two_sums,
+                             split_operands)
 from .classify_ops import indexing_maps, iterator_kinds
 
 FLAG = "fusec-split-column-sums"
@@ -164,13 +165,7 @@ def _two_sums(op, operands, maps, iters, ranges, outer):
     news = [empty.operation, zero.operation, filled.owner, first, second]
     if partials is not first.result:
         news.append(partials.owner)
-    for new_op in news:
-        _tag(new_op, op)
-    if "fusec.kind" in op.attributes:
-        filled.owner.attributes["fusec.kind"] = ir.StringAttr.get("fill", op.context)
-        second.attributes["fusec.kind"] = op.attributes["fusec.kind"]
-    op.results[0].replace_all_uses_with(second.result)
-    op.erase()
+    replace_by_two_sums(op, news, filled, second)
     return second
 
 
