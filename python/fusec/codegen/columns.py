@@ -28,7 +28,7 @@ from torch_mlir.dialects import arith, gpu, scf
 from .indexing import apply_map, ceil_div, const, delinearize, index, lanes_of
 from .kernel import Kernel, attributes, identity
 from .launch import launch, vector_slot
-from .row_loop import _BLOCK_TRIPS
+from .row_loop import _BLOCK_TRIPS, sum_in_blocks
 from .rows import _per_row_index, fold
 
 
@@ -93,11 +93,5 @@ def _sum_down(kernel, z, row, cols, lanes: int, unroll: int):
         return loop.results[0]
 
     if z.combiner.name == "arith.addf" and -(-n // unroll) > _BLOCK_TRIPS:
-        block = const(unroll * _BLOCK_TRIPS)
-        blocks = scf.ForOp(const(0), c_end, block, [init])
-        with ir.InsertionPoint(blocks.body):
-            start = blocks.induction_variable
-            end = arith.MinUIOp(arith.AddIOp(start, block).result, c_end).result
-            scf.YieldOp([arith.AddFOp(blocks.inner_iter_args[0], trips(start, end)).result])
-        return blocks.results[0]
+        return sum_in_blocks(trips, const(0), c_end, unroll, init)
     return trips(const(0), c_end)

@@ -28,6 +28,19 @@ from .rows import fold, row_outputs, store_row_values
 _BLOCK_TRIPS = 64  # the trips a thread sums into one block's accumulator (a float sum of a long row)
 
 
+def sum_in_blocks(trips, first, end, step, init):
+    """The float sum of `trips(start, stop)` (a loop of trips of `step` from start to stop) over
+    [first, end), in blocks of _BLOCK_TRIPS trips: each block's sum starts from `init` and is added
+    to the total."""
+    block = const(step * _BLOCK_TRIPS)
+    blocks = scf.ForOp(first, end, block, [init])
+    with ir.InsertionPoint(blocks.body):
+        start = blocks.induction_variable
+        stop = arith.MinUIOp(arith.AddIOp(start, block).result, end).result
+        scf.YieldOp([arith.AddFOp(blocks.inner_iter_args[0], trips(start, stop)).result])
+    return blocks.results[0]
+
+
 def build(plan, group):
     """The kernel of `group` as `plan` (a row_loop plan) says: (its gpu.launch, {})."""
     lanes, threads, unroll = plan.lanes, plan.threads, plan.unroll
@@ -72,13 +85,7 @@ def build(plan, group):
                 return loop.results[0]
 
             if comb_name == "arith.addf" and -(-n_vectors // stride) > _BLOCK_TRIPS:
-                block = const(stride * _BLOCK_TRIPS)
-                blocks = scf.ForOp(tx, c_end, block, [init])
-                with ir.InsertionPoint(blocks.body):
-                    start = blocks.induction_variable
-                    end = arith.MinUIOp(arith.AddIOp(start, block).result, c_end).result
-                    scf.YieldOp([arith.AddFOp(blocks.inner_iter_args[0], trips(start, end)).result])
-                total = blocks.results[0]
+                total = sum_in_blocks(trips, tx, c_end, stride, init)
             else:
                 total = trips(tx, c_end)
             finish_reduction(kernel, z, total, lanes, row, cols)

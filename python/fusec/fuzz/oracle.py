@@ -40,10 +40,8 @@ The tolerance, per output, as an absolute error with scale = max|ref|:
   of 9.4e-3 where rel(bf16) * scale allowed 8.0e-3; --dynamic-rows seed 3). The largest of many
   half-ulp roundings is close to half an ulp, so a one-ulp flip there moves an output about twice
   as far (that model: roundings 2.0e-2, the flip 9.4e-3). Models without such casts get 0.
-NaN positions must agree (numerics.compare), and infinities in position and sign; with `specials=1`
-the generator puts NaN, +-inf, huge and tiny values in the inputs. On the cuda target, non-finite
-values are judged against eager on the GPU where they differ from the CPU's (`_eager_on_gpu`).
-"""
+NaN positions and infinities must agree (numerics.compare; `specials=1`: inputs hold NaN, inf, huge
+or tiny values), on cuda with eager on the GPU where the CPU's differ (`_eager_on_gpu`)."""
 
 from __future__ import annotations
 
@@ -337,6 +335,7 @@ def _run_and_compare(compiled, spec, plain, ref32, refs64, hints, target) -> dic
         return _verdict("failed", "wrong-output", f"fusec returned {len(outs)} outputs, eager {len(plain)}")
     factor = _tolerance_factor(*hints)
     lines, bad = [], []
+    on_gpu = []  # eager on the GPU: run once, if an output's NaN or inf differ from the CPU's
     for i, (o, p, r32, r64, smooth) in enumerate(zip(outs, plain, ref32, *refs64)):
         what = f"output {i} {str(p.dtype)[6:]}{list(p.shape)}"
         if o.dtype != p.dtype or tuple(o.shape) != tuple(p.shape):
@@ -345,7 +344,8 @@ def _run_and_compare(compiled, spec, plain, ref32, refs64, hints, target) -> dic
         ref = r32.to(p.dtype)
         max_abs, scale, _ = compare(o, ref)
         if math.isinf(max_abs) and target == "cuda":  # NaN/inf elsewhere: as eager on the GPU, then?
-            max_abs, scale, _ = compare(o, _eager_on_gpu(spec)[i].cpu().to(p.dtype))
+            on_gpu = on_gpu or list(_eager_on_gpu(spec))
+            max_abs, scale, _ = compare(o, on_gpu[i].cpu().to(p.dtype))
         err32 = _finite_gap(r32.double(), r64.double())
         rounding = _finite_gap(r64.double(), smooth.double())
         tol = factor * max(scale, _SCALE_FLOOR) + max(_ERR32_FACTOR, math.sqrt(hints[1])) * err32 \
