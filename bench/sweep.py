@@ -17,6 +17,7 @@ import sys
 
 import torch
 
+from fusec.commands.bench import shape_list
 from fusec.bench_suite import DTYPES, LARGE_SHAPES, check_outputs, compile_entry, reference, suite_entries
 from fusec.timing import calls_per_replay, device_copy_GBs, gpu_time_us, warm_up
 
@@ -62,13 +63,14 @@ def main(argv=None) -> int:
     p.add_argument("--dtype", choices=sorted(DTYPES), action="append", help="dtypes (default: both)")
     p.add_argument("--variant", action="append", type=_variant, required=True,
                    help="CompileOptions fields, comma-separated: row_registers=0,threads_per_block=512")
+    p.add_argument("--shapes", type=shape_list, metavar="MxN[,MxN...]", help="these shapes instead of the suite's")
     p.add_argument("--repeat", type=int, default=30)
     p.add_argument("--json", help="write every row here")
     args = p.parse_args(argv)
     copy_GBs = device_copy_GBs(args.repeat)
     print(f"device copy: {copy_GBs:.0f} GB/s", flush=True)
     rows = []
-    for entry in suite_entries(LARGE_SHAPES, args.dtype or sorted(DTYPES), args.filter):
+    for entry in suite_entries(args.shapes or LARGE_SHAPES, args.dtype or sorted(DTYPES), args.filter):
         rows += sweep_entry(entry, args.variant, copy_GBs, args.repeat)
     if args.json:
         with open(args.json, "w") as f:

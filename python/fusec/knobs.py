@@ -120,6 +120,10 @@ KNOBS: tuple[Knob, ...] = (
          cli=True),
     Knob("row_registers", 32, Range(0, 128), "most elements of a row one thread keeps in registers per input; "
          "longer rows loop over memory (0: always loop)", LOWER, schedule=True, cli=True),
+    Knob("row_cluster", 0, Range(0, 8, note=" (0: the heuristic)"), "a row too long for one block's registers is "
+         "split over a thread-block cluster of this many blocks, partial results through distributed shared memory "
+         "(`cluster`; 0: the fewest of 2, 4, 8 that hold it; 1: never, the row loops over memory)", LOWER,
+         schedule=True, cli=True),
     Knob("row_prefetch", True, Flag(), "load the epilogue's inputs before the row's reductions, when registers "
          "allow", LOWER, schedule=True, cli=True),
     Knob("row_unroll", 4, Range(1, 16), "vectors per thread each trip of a row loop handles (loads in flight per "

@@ -24,7 +24,7 @@ def check(model, path):
     with open(path, "w", encoding="utf-8") as f:
         f.write(model.source())
     spec = load_model_file(path)
-    plain, ref32, ref64, unrounded = _references(spec)
+    plain, ref32, ref64, unrounded, _ = _references(spec)
     for out in plain + ref32 + ref64 + unrounded:
         if not model.specials and not torch.isfinite(out.float()).all():
             problems.append(f"non-finite output: {model.summary()}")

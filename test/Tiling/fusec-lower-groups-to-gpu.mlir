@@ -3,7 +3,6 @@
 // RUN: fusec-opt %s --split-input-file --fusec-lower-groups-to-gpu=vectors=2 | FileCheck %s --check-prefix=V2
 // RUN: fusec-opt %s --split-input-file '--fusec-lower-groups-to-gpu=row-registers=4 vectors=3 one-barrier-rows=0' | FileCheck %s --check-prefix=HYB
 // RUN: fusec-opt %s --split-input-file '--fusec-lower-groups-to-gpu=row-registers=4 vectors=2 one-barrier-rows=0 row-stash=1' | FileCheck %s --check-prefix=STASH
-// RUN: fusec-opt %s --split-input-file --fusec-lower-groups-to-gpu=threads-per-block=64 | FileCheck %s --check-prefix=T64
 // RUN: fusec-opt %s --split-input-file --fusec-lower-groups-to-gpu=read-only-cache=weights | FileCheck %s --check-prefix=ROW
 // RUN: fusec-opt %s --split-input-file --fusec-lower-groups-to-gpu=read-only-cache=inputs | FileCheck %s --check-prefix=ROI
 // RUN: not fusec-opt %s --split-input-file --fusec-lower-groups-to-gpu=read-only-cache=all 2>&1 | FileCheck %s --check-prefix=BADCACHE
@@ -193,28 +192,43 @@ func.func @hazard(%x: memref<8x8xf32>) {
 
 // -----
 
-// A row too long to keep in registers (40000 floats: more than 32 per thread at 1024 threads) takes
-// the loop schedule: threads (threads-per-block of them) stride over the row's 10000 vectors for the
-// sum, then again for the epilogue. Each trip handles 4 vectors per thread (row-unroll), their
-// loads issued together; the last trip masks the vectors past the row (10000 is not a multiple of
-// 4 x 256). The launch records the schedule it got (`fusec.schedule`: `--emit schedule` prints it);
-// the `schedule` option changes one group's knobs (the U1 checks: group 0 with row_unroll=1). (With
-// an explicit `vectors`, as in the CHECK run, the row would take the hybrid registers schedule.)
-// RUN: fusec-opt %s --split-input-file --fusec-lower-groups-to-gpu=schedule=0.row_unroll=1 | FileCheck %s --check-prefix=U1
+// A row too long to keep in registers (40000 floats: more than 32 per thread at 1024 threads) is
+// split over a cluster of 2 blocks (the FEW run, `row-cluster` 0: the heuristic), each holding its half of
+// the row in registers; the blocks' sums merge through distributed shared memory (codegen/cluster.py).
+// With `row-cluster=1` it takes the loop schedule: threads (threads-per-block of them) stride over
+// the row's 10000 vectors for the sum, then again for the epilogue. Each trip handles 4 vectors per
+// thread (row-unroll), their loads issued together; the last trip masks the vectors past the row
+// (10000 is not a multiple of 4 x 256). The launch records the schedule it got (`fusec.schedule`:
+// `--emit schedule` prints it); the `schedule` option changes one group's knobs (the U1 checks:
+// group 0 with row_unroll=1). (With an explicit `vectors`, as in the CHECK run, the row would take
+// the hybrid registers schedule.)
+// RUN: fusec-opt %s --split-input-file --fusec-lower-groups-to-gpu=row-cluster=1 | FileCheck %s --check-prefix=LOOP
+// RUN: fusec-opt %s --split-input-file '--fusec-lower-groups-to-gpu=row-cluster=1 threads-per-block=64' | FileCheck %s --check-prefix=LT64
+// RUN: fusec-opt %s --split-input-file '--fusec-lower-groups-to-gpu=row-cluster=1 schedule=0.row_unroll=1' | FileCheck %s --check-prefix=U1
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d0)>
 // FEW-LABEL:   func.func @long_row
-// FEW:           gpu.launch {{.*}} threads(%[[TX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c256
-// FEW:             scf.for %{{.*}} = %[[TX]] to %c10000{{.*}} step %c1024{{.*}} iter_args({{.*}}) -> (vector<4xf32>)
-// FEW-COUNT-4:       vector.load
-// FEW:               arith.select
-// FEW:             vector.reduction <add>
-// FEW:             gpu.all_reduce add
-// FEW:             scf.for %{{.*}} = %[[TX]] to %c10000{{.*}} step %c1024{{.*}} {
-// FEW:               vector.store
-// FEW:           } {fusec.schedule = {group = 0 : i64, lanes = 4 : i64, row_length = 40000 : i64, rows = 2 : i64, schedule = "row_loop", threads = 256 : i64, unroll = 4 : i64}}
-// T64-LABEL: func.func @long_row
-// T64:         threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c64
+// FEW:           gpu.launch clusters({{.*}}) in (%{{.*}} = %c2{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) blocks({{.*}}) threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c1024
+// FEW:             gpu.barrier
+// FEW:             nvvm.cluster.arrive {aligned}
+// FEW-NEXT:        nvvm.cluster.wait {aligned}
+// FEW-COUNT-2:     nvvm.mapa
+// FEW:             nvvm.cluster.arrive {aligned}
+// FEW-NEXT:        nvvm.cluster.wait {aligned}
+// FEW-NEXT:        gpu.terminator
+// FEW:           } {fusec.schedule = {cluster = 2 : i64, group = 0 : i64, lanes = 4 : i64, {{.*}}row_length = 40000 : i64, rows = 2 : i64, schedule = "row_registers", threads = 1024 : i64, vectors_per_thread = 5 : i64}}
+// LOOP-LABEL:   func.func @long_row
+// LOOP:           gpu.launch {{.*}} threads(%[[TX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c256
+// LOOP:             scf.for %{{.*}} = %[[TX]] to %c10000{{.*}} step %c1024{{.*}} iter_args({{.*}}) -> (vector<4xf32>)
+// LOOP-COUNT-4:       vector.load
+// LOOP:               arith.select
+// LOOP:             vector.reduction <add>
+// LOOP:             gpu.all_reduce add
+// LOOP:             scf.for %{{.*}} = %[[TX]] to %c10000{{.*}} step %c1024{{.*}} {
+// LOOP:               vector.store
+// LOOP:           } {fusec.schedule = {group = 0 : i64, lanes = 4 : i64, row_length = 40000 : i64, rows = 2 : i64, schedule = "row_loop", threads = 256 : i64, unroll = 4 : i64}}
+// LT64-LABEL: func.func @long_row
+// LT64:         threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c64
 // U1-LABEL: func.func @long_row
 // U1:         scf.for %{{.*}} step %c256{{.*}} iter_args
 // U1-COUNT-1:   vector.load

@@ -15,7 +15,7 @@ assert "fusec.mlir" not in sys.modules and "torch_mlir" not in sys.modules  # th
 
 def knobs(**changes):
     """The pass's knobs, spelled out here (the test's own values), with `changes`."""
-    values = dict(threads_per_block=256, row_registers=32, row_prefetch=True, row_unroll=4, vectors=0,
+    values = dict(threads_per_block=256, row_registers=32, row_cluster=0, row_prefetch=True, row_unroll=4, vectors=0,
                   read_only_cache="off", l2_evict_last=False, row_stash=False, one_barrier_rows=64,
                   one_round_variance=True)
     return Knobs(**{**values, **changes})
@@ -60,10 +60,28 @@ show("few_rows_all_reduce", rows(8, 4096), one_barrier_rows=0)
 # CHECK-NEXT: schedule=row_registers rows=dynamic row_length=4096 threads=256 lanes=4 vectors_per_thread=4 {{.*}} one_barrier=False
 show("dynamic_rows", rows(None, 4096))
 
+# CHECK-LABEL: TEST: row_cluster
+# 65536 floats: 16 vectors a thread at 1024 threads, past the registers: a cluster of 2 blocks,
+# each holding half the row as row_registers holds 32768 floats.
+# CHECK-NEXT: schedule=row_registers rows=4096 row_length=65536 threads=1024 lanes=4 cluster=2 vectors_per_thread=8
+show("row_cluster", rows(4096, 65536))
+# CHECK-LABEL: TEST: row_cluster_4
+# CHECK-NEXT: schedule=row_registers rows=4096 row_length=65536 threads=1024 lanes=4 cluster=4 vectors_per_thread=4
+show("row_cluster_4", rows(4096, 65536), row_cluster=4)
+# CHECK-LABEL: TEST: row_cluster_bf16_vocabulary
+# 128256 bf16 (Llama 3's vocabulary): 16032 vectors of 8; 2 blocks would hold 64 a thread, 4 hold 32.
+# CHECK-NEXT: schedule=row_registers rows=1024 row_length=128256 threads=1024 lanes=8 cluster=4 vectors_per_thread=4
+show("row_cluster_bf16_vocabulary", rows(1024, 128256, width=2))
+# CHECK-LABEL: TEST: row_cluster_odd
+# 50257 floats (GPT-2's vocabulary): no vectors; 2 blocks of 1024 threads, 25 each, the last masked.
+# CHECK-NEXT: schedule=row_registers rows=4096 row_length=50257 threads=1024 lanes=1 cluster=2 vectors_per_thread=25
+show("row_cluster_odd", rows(4096, 50257))
 # CHECK-LABEL: TEST: row_loop
-# 65536 floats: 16 vectors a thread at 1024 threads, past the registers: the loop, 256 threads.
+# With `row-cluster` 1 (or a row longer than 8 blocks hold: 8 x 1024 x 32 floats) the loop, 256 threads.
 # CHECK-NEXT: schedule=row_loop rows=4096 row_length=65536 threads=256 lanes=4 unroll=4
-show("row_loop", rows(4096, 65536))
+# CHECK-NEXT: schedule=row_loop rows=64 row_length=524288 threads=256 lanes=4 unroll=4
+show("row_loop", rows(4096, 65536), row_cluster=1)
+print(" ".join(f"{k}={v}" for k, v in plan(rows(64, 524288), knobs()).record().items()))
 # CHECK-LABEL: TEST: row_loop_short_trip
 # CHECK-NEXT: schedule=row_loop rows=4096 row_length=1024 threads=256 lanes=4 unroll=1
 show("row_loop_short_trip", rows(4096, 1024), row_registers=0)
@@ -108,9 +126,13 @@ show("prefetch_across", rows(4096, 32768, vector_misses=frozenset({"prefetch"}))
 print(" ".join(f"{k}={v}" for k, v in plan(rows(4096, 32768, vector_misses=frozenset({"prefetch"})),
                                             knobs(row_prefetch=False)).record().items()))
 # CHECK-LABEL: TEST: epilogue_across
-# The epilogue reads across an operand's dims, a row too long for registers: the loop, with scalars.
+# The epilogue reads across an operand's dims, a row too long for one block's registers: scalars,
+# over a cluster of 2 blocks (without clusters, the loop).
+# CHECK-NEXT: schedule=row_registers rows=4096 row_length=65536 threads=1024 lanes=1 cluster=2 vectors_per_thread=32
 # CHECK-NEXT: schedule=row_loop rows=4096 row_length=65536 threads=256 lanes=1 unroll=4
 show("epilogue_across", rows(4096, 65536, vector_misses=frozenset({"outputs"})))
+print(" ".join(f"{k}={v}" for k, v in plan(rows(4096, 65536, vector_misses=frozenset({"outputs"})),
+                                            knobs(row_cluster=1)).record().items()))
 
 # CHECK-LABEL: TEST: variance_one_round
 # Reduction 1 (the variance's sum of squares) reads across an operand's dims, but one round of the

@@ -145,10 +145,11 @@ def start_value(kernel, z, row, n_cols):
     return kernel.value(z.sources[-1], z.out, apply_map(z.maps[-1], row + [const(0)] * n_cols))
 
 
-def finish_reduction(kernel, z, acc, lanes, row, cols, block=None) -> None:
+def finish_reduction(kernel, z, acc, lanes, row, cols, block=None, across=None) -> None:
     """Fold the lanes of a thread's accumulator, combine the threads, add the reduction's initial
     value: the row's result, kept in a register for the epilogue. With `block` (tx, threads, the
-    launch body) a float sum, max or min combines with one barrier (`block_combine`)."""
+    launch body) a float sum, max or min combines with one barrier (`block_combine`). `across`, a
+    function of the block's total, combines it with the other blocks of the row's (`cluster`)."""
     comb_name = z.combiner.name
     element_type = ir.MemRefType(z.out.type).element_type
     if lanes > 1:
@@ -156,6 +157,8 @@ def finish_reduction(kernel, z, acc, lanes, row, cols, block=None) -> None:
                                  acc).result
     one_barrier = block is not None and isinstance(element_type, ir.FloatType) and comb_name in EMPTY
     total = block_combine(acc, comb_name, *block) if one_barrier else all_reduce(acc, comb_name)
+    if across is not None:
+        total = across(total, comb_name)
     start = start_value(kernel, z, row, len(cols))
     kernel.registers[z] = ir.Operation.create(comb_name, results=[element_type], operands=[start, total],
                                               attributes=attributes(z.combiner)).result

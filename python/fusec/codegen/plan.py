@@ -10,7 +10,9 @@ The schedules, in order of preference; the first that fits the group wins:
         chosen from the row length (`row_threads`); each thread keeps its slice of the row in
         registers for every reduction and the epilogue. Fits when a thread's share of the row is at
         most `row-registers` elements, or, with a `vectors` knob asking for more (the hybrid), when
-        it holds at least one vector and at most _MAX_SLOTS.
+        it holds at least one vector and at most _MAX_SLOTS. A row too long for one block is split
+        over a thread-block cluster of 2, 4 or 8 blocks, each holding its part (`_cluster`,
+        codegen/cluster.py), before the row loop is considered.
   columns  (reductions over outer dims, the innermost dim kept: `x.sum(0)`) a thread per vector
         of adjacent outputs, summing down the reduced dims; no block-wide combination.
   row_loop  (rows longer than that) one block per row, threads striding over the row.
@@ -86,6 +88,7 @@ class Plan:
     elements: int | None = None  # flat: the output's elements (None: dynamic)
     read_only_cache: str = "off"  # which inputs are read through the read-only data cache
     l2_evict_last: bool = False  # the row-sized inputs loaded with an L2 evict_last policy
+    cluster: int = 1  # row_registers: blocks a row is split over (a thread-block cluster, `cluster`)
 
     @property
     def hybrid(self) -> bool:
@@ -102,7 +105,8 @@ class Plan:
                "threads": self.threads, "lanes": self.lanes}
         if self.schedule in ("row_loop", "columns"):
             return {**out, "unroll": self.unroll}
-        return {**out, "vectors_per_thread": self.vectors_per_thread, "prefetch": self.prefetch,
+        return {**out, **({"cluster": self.cluster} if self.cluster > 1 else {}),
+                "vectors_per_thread": self.vectors_per_thread, "prefetch": self.prefetch,
                 **({"vectors_in_registers": self.vectors_in_registers} if self.hybrid else {}),
                 **({"variance": "one round (Chan)"} if self.one_round_variance else {})}
 
@@ -188,14 +192,38 @@ def _row_registers(facts: Facts, knobs: Knobs, lanes: int, variance: bool) -> Pl
     n_vectors = facts.row_length // lanes
     threads, per_thread = row_threads(n_vectors, facts.n_rows, knobs.vectors)
     held = min(per_thread, knobs.row_registers // lanes)
+    c = 1
     if held < per_thread and not (knobs.vectors and held and per_thread <= _MAX_SLOTS):
-        return None  # a row of `row_length` does not fit in registers
-    return Plan("row_registers", threads, lanes, rows=facts.n_rows, row_length=facts.row_length,
+        c = _cluster(n_vectors, facts.n_rows, lanes, knobs)
+        if c == 1:
+            return None  # a row of `row_length` does not fit in registers
+        threads, per_thread = row_threads(-(-n_vectors // c), facts.n_rows, knobs.vectors)
+        held = per_thread
+    return Plan("row_registers", threads, lanes, rows=facts.n_rows, row_length=facts.row_length, cluster=c,
                 vectors_per_thread=per_thread, vectors_in_registers=held,
                 prefetch=knobs.row_prefetch and _prefetch_fits(facts, lanes, per_thread, threads),
                 stash=knobs.row_stash and held < per_thread and threads > _WARP,
                 one_barrier=one_barrier(facts.n_rows, knobs.one_barrier_rows), one_round_variance=variance,
                 read_only_cache=knobs.read_only_cache, l2_evict_last=knobs.l2_evict_last)
+
+
+# The heuristic's cluster: the fewest blocks whose registers hold the row, but no block's part
+# shorter than this many vectors a thread x threads (measured on the H200: bench/results/).
+_CLUSTER_SIZES = (2, 4, 8)
+
+
+def _cluster(n_vectors: int, n_rows: int | None, lanes: int, knobs: Knobs) -> int:
+    """Blocks of a cluster to split a row of `n_vectors` over, each holding its part in registers
+    (`cluster`): the `row_cluster` knob's size, or the fewest that fit (the heuristic, 0); 1 when
+    none fits or the knob is 1."""
+    sizes = _CLUSTER_SIZES if knobs.row_cluster == 0 else (knobs.row_cluster,) if knobs.row_cluster > 1 else ()
+    for c in sizes:
+        part = -(-n_vectors // c)
+        threads, per_thread = row_threads(part, n_rows, knobs.vectors)
+        fits = per_thread <= knobs.row_registers // lanes
+        if fits and (c - 1) * threads * per_thread < n_vectors:  # no block of the cluster empty
+            return c
+    return 1
 
 
 def _row_loop(facts: Facts, knobs: Knobs, lanes: int) -> Plan:

@@ -21,9 +21,9 @@ from __future__ import annotations
 from fusec.mlir import ir
 from torch_mlir.dialects import arith, gpu
 
-from . import prefetch, row_stash, row_variance
+from . import cluster, prefetch, row_stash, row_variance
 from .combine import finish_reduction, start_value
-from .indexing import apply_map, const, count, delinearize
+from .indexing import apply_map, const, count, delinearize, index
 from .kernel import Kernel, identity
 from .launch import launch, store_where, vector_slot
 from .rows import fold, row_outputs, store_row_values
@@ -32,22 +32,31 @@ from .rows import fold, row_outputs, store_row_values
 def build(plan, group):
     """The kernel of `group` as `plan` (a row_registers plan) says: (its gpu.launch, what only
     building tells for the schedule record: the stash's bytes)."""
-    lanes, threads, held = plan.lanes, plan.threads, plan.vectors_in_registers
+    lanes, threads, held, c = plan.lanes, plan.threads, plan.vectors_in_registers, plan.cluster
     rows, cols = group.rows, group.cols
     n_vectors = plan.row_length // lanes
-    op = launch(count(group.source, rows), threads)
+    blocks = count(group.source, rows)
+    if c > 1:
+        op = cluster.launch(arith.MulIOp(index(blocks), const(c)).result, threads, c)
+    else:
+        op = launch(blocks, threads)
     body = op.regions[0].blocks[0]
     bx, tx = body.arguments[0], body.arguments[3]
     kernel = Kernel(lanes)
     with ir.InsertionPoint(body):
-        row = delinearize(bx, list(rows)) if rows else []
-        # The thread's slots: vector v = tx + j * threads of the row. The last slot may run past the
-        # row: it loads the row's last vector instead (always in bounds) and is masked out.
+        rank, row_index = cluster.rank_and_cluster(bx, c) if c > 1 else (None, bx)
+        row = delinearize(row_index, list(rows)) if rows else []
+        # The thread's slots: vector v = tx + j * threads of the row (of the block's part of it, in
+        # a cluster: rank * threads * vectors_per_thread on). The last slots may run past the row:
+        # they load the row's last vector instead (always in bounds) and are masked out.
+        share = threads * plan.vectors_per_thread
+        first = arith.AddIOp(tx, arith.MulIOp(rank, const(share)).result).result if c > 1 else tx
         slots = []
         for j in range(plan.vectors_per_thread):
-            v = arith.AddIOp(tx, const(j * threads)).result if j else tx
-            point, valid = vector_slot(v, n_vectors, lanes, cols, (j + 1) * threads > n_vectors)
+            v = arith.AddIOp(first, const(j * threads)).result if j else first
+            point, valid = vector_slot(v, n_vectors, lanes, cols, (c - 1) * share + (j + 1) * threads > n_vectors)
             slots.append((row + point, valid))
+        across = (lambda total, name: _across(total, name, c, tx, body)) if c > 1 else None
         if plan.prefetch:
             prefetch.issue(kernel, group.prefetch, slots, lanes)
         reread = {v for point, _ in slots[held:] for v in point[len(row):]}
@@ -68,18 +77,21 @@ def build(plan, group):
             if i:
                 _forget(kernel, reread)
             if z in means:
-                _mean_and_variance(kernel, z, means[z], slots, lanes, row, cols, tx, threads, body, stash)
+                _mean_and_variance(kernel, z, means[z], slots, lanes, row, cols, tx, threads, body, stash, c)
                 continue
             acc = fold(kernel, z, slots, kernel.widen(identity(comb_name, element_type), lanes), lanes)
             stash()
-            finish_reduction(kernel, z, acc, lanes, row, cols, (tx, threads, body) if plan.one_barrier else None)
+            finish_reduction(kernel, z, acc, lanes, row, cols, (tx, threads, body) if plan.one_barrier else None,
+                             across)
         _forget(kernel, reread)
         epilogue = row_outputs(group)
         for point, valid in slots:
             at = apply_map(group.in_map, point)
             store_where(kernel, valid, epilogue, [kernel.widen(kernel.value(w, b, at, lanes), lanes)
                                                   for b, w in epilogue], at)
-        store_row_values(kernel, tx, row, group, epilogue)
+        store_row_values(kernel, tx if c == 1 else arith.OrIOp(tx, rank).result, row, group, epilogue)
+        if c > 1:
+            cluster.barrier()  # no block leaves while a peer may still read its shared memory
         gpu.TerminatorOp()
     return op, ({"stash_bytes": kernel.stash_bytes} if kernel.stash_bytes else {})
 
@@ -91,13 +103,22 @@ def _forget(kernel, columns) -> None:
         kernel.cache = {k: v for k, v in kernel.cache.items() if not any(x in columns for x in k[1])}
 
 
-def _mean_and_variance(kernel, z1, z2, slots, lanes, row, cols, tx, threads, body, stash) -> None:
+def _across(total, comb_name, c, tx, body):
+    """A block's total of a sum, max or min merged with the other blocks of its cluster."""
+    def merge(a, b):
+        return (ir.Operation.create(comb_name, results=[a[0].type], operands=[a[0], b[0]]).result,)
+    return cluster.cluster_reduce((total,), merge, c, tx, body)[0]
+
+
+def _mean_and_variance(kernel, z1, z2, slots, lanes, row, cols, tx, threads, body, stash, c=1) -> None:
     """Reductions `z1` (a row's sum) and `z2` (its squares about the mean) in one block-wide round
     (`row_variance`): each thread's count, mean and squares, combined across the block (`stash`
-    called in between)."""
+    called in between), and in a cluster across its blocks."""
     moments = row_variance.thread_moments(kernel, z1, slots, lanes)
     stash()
     n, mean, squares = row_variance.block_moments(moments, tx, threads, body)
+    if c > 1:
+        n, mean, squares = cluster.cluster_reduce((n, mean, squares), row_variance.merge, c, tx, body)
     for z, total in ((z1, arith.MulFOp(mean, n).result), (z2, squares)):
         start = start_value(kernel, z, row, len(cols))
         kernel.registers[z] = arith.AddFOp(start, total).result

@@ -135,12 +135,15 @@ def match(reductions, n: int) -> dict:
     return pairs
 
 
-def _merge(a, b):
+def merge(a, b):
     """Chan et al.'s merge of two (count, mean, sum of squares about the mean) triples. A count known
     at compile time (a Python float: every thread holds as many elements) folds into constants: two
-    equal halves merge without a division."""
+    equal halves merge without a division. A side may be empty only where the counts are not known
+    (threads past a short row's end): its `d^2 * na * nb / n` must be 0, not inf * 0 = NaN, when d is
+    huge (LayerNorm of 33 values of 1e30 was NaN, eager's 0: test/Runtime/layer-norm-value-classes.py)."""
     (na, ma, qa), (nb, mb, qb) = a, b
-    if isinstance(na, float) and isinstance(nb, float):
+    known = isinstance(na, float) and isinstance(nb, float)
+    if known:
         n, wb, na_wb = na + nb, constant(nb / (na + nb)), constant(na * nb / (na + nb))
     else:
         na, nb = (constant(c) if isinstance(c, float) else c for c in (na, nb))
@@ -149,14 +152,17 @@ def _merge(a, b):
         na_wb = arith.MulFOp(na, wb).result
     d = arith.SubFOp(mb, ma).result
     m = arith.AddFOp(ma, arith.MulFOp(d, wb).result).result
-    cross = arith.MulFOp(arith.MulFOp(d, d).result, na_wb).result
+    if known:
+        cross = arith.MulFOp(arith.MulFOp(d, d).result, na_wb).result
+    else:  # d * (d * na_wb): an empty side (na_wb = 0) adds 0, where d^2 of huge values is inf and inf * 0 NaN
+        cross = arith.MulFOp(d, arith.MulFOp(d, na_wb).result).result
     return n, m, arith.AddFOp(arith.AddFOp(qa, qb).result, cross).result
 
 
 def block_moments(moments, tx, threads: int, body):
     """The row's (count, mean, sum of squares about the mean) from every thread's, in one round
     (`block_reduce`)."""
-    return block_reduce(moments, _merge, (0.0, 0.0, 0.0), tx, threads, body)
+    return block_reduce(moments, merge, (0.0, 0.0, 0.0), tx, threads, body)
 
 
 def thread_moments(kernel, z1, slots, lanes: int):
