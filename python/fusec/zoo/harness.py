@@ -60,7 +60,12 @@ class GraphCounts:
         return sum(self.pytorch.values())
 
 
-def _kind(reason: str) -> str:
+_ALIASES = ("aten.detach", "aten.alias")  # not in the op table, but free: counted with the views
+
+
+def _kind(op: str, reason: str) -> str:
+    if op in _ALIASES:
+        return "view"
     if reason.startswith(("matmul", "convolution")):
         return "contraction"
     if reason.startswith("attention"):
@@ -78,7 +83,7 @@ def count_reports(reports) -> GraphCounts:
         counts.regions += len(report.fusec_regions)
         counts.kernels += len(report.kernels)
         for (op, reason), n in report.pytorch_ops.items():
-            kind = _kind(reason)
+            kind = _kind(op, reason)
             counts.pytorch[kind] += n
             if kind == "other":
                 counts.other[op] += n

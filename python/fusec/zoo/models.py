@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import os
 
 import torch
 
@@ -51,7 +52,10 @@ def _transformers():
 
 @functools.cache
 def timm_problem() -> str | None:
-    """Why timm cannot be imported here, or None."""
+    """Why timm cannot be imported here, or None. (FUSEC_ZOO_NO_TIMM=1 says it cannot, for the tests of
+    a machine that has it.)"""
+    if os.environ.get("FUSEC_ZOO_NO_TIMM") == "1":
+        return "timm cannot be imported: FUSEC_ZOO_NO_TIMM=1"
     try:
         import timm  # noqa: F401
     except Exception as err:  # noqa: BLE001
