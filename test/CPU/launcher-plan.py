@@ -112,3 +112,40 @@ def two_threads():
     for t in threads:
         t.join()
     print("every result right:", len(ok) == 100 and all(ok))
+
+
+# A cuda-target manifest (compiled to PTX here; nothing launches): each launch's `void **` holds, in
+# the kernel's argument order, pointers to this call's buffer addresses and to its size arguments,
+# and the grid is evaluated for the rows bound.
+# CHECK-LABEL: TEST: cuda_manifest_packing
+# CHECK-NEXT:  launches: [[L:[1-9]]], packed right: [[L]]
+@run
+def cuda_manifest_packing():
+    import ctypes
+
+    from fusec.manifest import evaluate
+
+    x, y = torch.randn(8, 64), torch.randn(8, 64)
+    rows = torch.export.Dim("rows")
+    fn = fusec.compile(chain, (x, y), target="cuda", dynamic_shapes=({0: rows}, {0: rows}))
+    manifest, symbols = fn.manifest, {"rows": 5}
+    slot_of = {spec["name"]: i for i, spec in enumerate(manifest["inputs"])}
+    for buf in manifest["buffers"]:
+        slot_of[buf["name"]] = len(slot_of)
+    storage = [torch.empty(16) for _ in slot_of]
+    launches = [s for s in manifest["steps"] if s["op"] == "launch"]
+    right = 0
+    for step in launches:
+        launch = PreparedLaunch(step, slot_of, None)
+        launch.bind(storage, symbols)
+        pointers = ctypes.cast(launch.params, ctypes.POINTER(ctypes.c_void_p))
+        ok = launch.grid == tuple(evaluate(g, symbols) for g in step["grid"])
+        for i, arg in enumerate(step["args"]):
+            if arg["kind"] == "buffer":
+                ok &= ctypes.c_void_p.from_address(pointers[i]).value == storage[slot_of[arg["name"]]].data_ptr()
+            else:
+                ctype = {"i64": ctypes.c_int64, "i32": ctypes.c_int32, "i8": ctypes.c_int8,
+                         "f32": ctypes.c_float, "f64": ctypes.c_double}[arg["type"]]
+                ok &= ctype.from_address(pointers[i]).value == evaluate(arg["value"], symbols)
+        right += ok
+    print(f"launches: {len(launches)}, packed right: {right}")

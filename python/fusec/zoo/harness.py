@@ -25,6 +25,7 @@ are not failures: they stay in PyTorch, and the result counts them by kind.
 from __future__ import annotations
 
 import collections
+import contextlib
 import copy
 import dataclasses
 import time
@@ -32,6 +33,7 @@ import warnings
 
 import torch
 
+from ..torch_backend.kernel import NO_KERNEL
 from .models import Unavailable, ZooModel
 
 __all__ = ["BF16_MULTIPLE", "FLOOR", "FP32_MULTIPLE", "Check", "GraphCounts", "ZooResult", "run_model"]
@@ -91,7 +93,8 @@ def count_reports(reports) -> GraphCounts:
                 counts.bugs.append(f"graph {report.graph_id}: {op}: {reason}")
         for region in report.regions:
             if region.status == "pytorch":
-                counts.pytorch["region fusec could not take"] += len(region.ops)
+                kind = "region without a kernel" if region.reason == NO_KERNEL else "region fusec could not take"
+                counts.pytorch[kind] += len(region.ops)
                 if _BUG in region.reason:
                     counts.bugs.append(f"graph {report.graph_id}: {region.name} ({', '.join(region.ops)}): "
                                        f"{region.reason}")
@@ -177,6 +180,17 @@ def _training(model, inputs, compiled=None) -> dict:
     return {"loss": loss.detach(), **{f"grad {name}": p.grad for name, p in model.named_parameters()}}
 
 
+@contextlib.contextmanager
+def _full_precision():
+    """No TF32 for the reference (cuDNN's convolutions use it by default on the GPU)."""
+    saved = torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cudnn.allow_tf32 = torch.backends.cuda.matmul.allow_tf32 = False
+    try:
+        yield
+    finally:
+        torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = saved
+
+
 def _first_line(err: BaseException) -> str:
     return f"{type(err).__name__}: {(str(err).strip().splitlines() or [''])[0][:300]}"
 
@@ -186,7 +200,8 @@ def _check(mode: str, run, model, inputs, dtype, reference_dtype, device, option
 
     check, start = Check(mode), time.perf_counter()
     try:
-        want = run(*_cast(model, inputs, reference_dtype, device))
+        with _full_precision():
+            want = run(*_cast(model, inputs, reference_dtype, device))
         eager = run(*_cast(model, inputs, dtype, device))
     except Exception as err:  # noqa: BLE001 (the zoo's own problem: the model does not run eagerly)
         check.problem = f"eager raised (not fusec) {_first_line(err)}"
