@@ -11,7 +11,12 @@ prints, per call:
 - host us:   CPU time to issue the call (N calls back to back, timed on the host, before the sync);
              the GPU runs behind, so this is the launch path alone as long as the GPU keeps up;
 - wall us:   the same N calls up to and including the final synchronize (host or GPU, the slower);
-- sync'd us: the median of single calls each followed by a synchronize (one call's latency).
+- sync'd us: the median of single calls each followed by a synchronize (one call's latency);
+- kernels:   fusec kernel launches per call (fusec's rows), and host us divided by them.
+
+To compare two versions of the launcher (issue 23: "report before/after"), run this script in each
+checkout on the same machine; `bench/launcher_overhead.py` isolates the launcher's per-kernel cost
+(a chain of kernels that cost next to nothing), on the GPU or the cpu target.
 
 Implementations: eager; `fusec.compile` called directly (the launcher, when fusec compiles the whole
 model); torch.compile(backend="fusec") without and with options={"cuda_graphs": True}; torch.compile
@@ -99,7 +104,23 @@ def measure(fn, inputs, device, iters: int, warmup: int) -> tuple[float, float, 
     return ((issued - start) / iters * 1e6, (done - start) / iters * 1e6, statistics.median(single) * 1e6)
 
 
+def fusec_launches(fn, first_report: int) -> int:
+    """fusec kernel launches per call of `fn`: its manifest's (fusec.compile), else those of the
+    fusec regions torch.compile(backend="fusec") compiled since report `first_report` (0: none)."""
+    import fusec.torch_backend as tb
+
+    def launches(manifest):
+        return sum(1 for s in manifest["steps"] if s["op"] == "launch")
+
+    if hasattr(fn, "manifest"):
+        return launches(fn.manifest)
+    return sum(launches(r.compiled.manifest) for rep in tb.reports[first_report:] for r in rep.fusec_regions
+               if r.compiled is not None)
+
+
 def run_model(name, model, inputs, device, args) -> list[str]:
+    import fusec.torch_backend as tb
+
     model = model.to(device).eval()
     inputs = tuple(t.to(device) for t in inputs)
     rows = []
@@ -109,16 +130,19 @@ def run_model(name, model, inputs, device, args) -> list[str]:
             if any(skip in impl for skip in args.skip):
                 continue
             torch._dynamo.reset()
+            first_report = len(tb.reports)
             try:
                 fn = factory()
                 got = fn(*inputs)
                 if not torch.allclose(got, expected, rtol=1e-3, atol=1e-3):
                     raise RuntimeError(f"wrong result (max error {(got - expected).abs().max().item():.3g})")
                 host, wall, single = measure(fn, inputs, device, args.iters, args.warmup)
-                rows.append(f"| {name} | {impl} | {host:.1f} | {wall:.1f} | {single:.1f} |")
+                n = fusec_launches(fn, first_report) if "fusec" in impl else 0
+                per = f"{n} ({host / n:.1f} us each)" if n else "-"
+                rows.append(f"| {name} | {impl} | {host:.1f} | {wall:.1f} | {single:.1f} | {per} |")
             except Exception as err:  # noqa: BLE001 (one row per failure, the run goes on)
                 message = str(err).strip().splitlines()[0][:100] if str(err).strip() else type(err).__name__
-                rows.append(f"| {name} | {impl} | - | - | - | {type(err).__name__}: {message}")
+                rows.append(f"| {name} | {impl} | - | - | - | - | {type(err).__name__}: {message}")
             print(rows[-1], flush=True)
     return rows
 
@@ -138,8 +162,8 @@ def main(argv=None) -> int:
     torch.manual_seed(0)
     print(f"# host overhead per call, {torch.cuda.get_device_name(device) if device.type == 'cuda' else 'cpu'}, "
           f"torch {torch.__version__}, {args.iters} calls\n")
-    print("| model | implementation | host us | wall us | sync'd us |")
-    print("|---|---|---|---|---|")
+    print("| model | implementation | host us | wall us | sync'd us | kernels |")
+    print("|---|---|---|---|---|---|")
     for name, (model, inputs) in models(device).items():
         if args.model in ("all", name):
             run_model(name, model, inputs, device, args)

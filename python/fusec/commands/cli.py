@@ -5,7 +5,7 @@
     fusec MODEL.py --dump-dir out/        write every stage to out/NN-stage.*
     fusec run MODEL.py                    compile, launch on the GPU, compare with PyTorch eager
     fusec MODEL.py --emit schedule        each kernel's schedule (JSON; --schedule FILE reads it back)
-    fusec check | explain | bench | fuzz | tune | cache    see `fusec NAME --help`
+    fusec check | explain | bench | fuzz | tune | cache | zoo    see `fusec NAME --help`
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def _compile_parser() -> argparse.ArgumentParser:
                     "`fusec check MODEL.py` lists the model's ATen ops and which ones fusec can compile;\n"
                     "`fusec explain MODEL.py` prints the traffic table, the kernels and every fusion\n"
                     "decision; `fusec tune MODEL.py` tunes each kernel's schedule on the GPU; also\n"
-                    "`fusec bench`, `fusec fuzz`, `fusec cache` (`fusec NAME --help`).\n\nStages:\n" + _stage_help())
+                    "`fusec bench`, `fusec fuzz`, `fusec cache`, `fusec zoo` (`fusec NAME --help`).\n\nStages:\n" + _stage_help())
     p.add_argument("input", metavar="INPUT", help="MODEL.py or FILE.mlir")
     p.add_argument("-o", "--output", metavar="FILE.ptx",
                    help="write PTX (--target cpu: the llvm-dialect module, FILE.mlir) here and the "
@@ -219,6 +219,7 @@ SUBCOMMANDS = {
     "fuzz": "fusec.fuzz.runner:cmd_fuzz",
     "cache": "fusec.commands.cache:cmd_cache",
     "tune": "fusec.commands.tune:cmd_tune",
+    "zoo": "fusec.commands.zoo:cmd_zoo",
 }
 
 

@@ -2,7 +2,8 @@
 
 The cpu target's module is the host function and its kernels in the llvm dialect; every kernel
 takes its buffers as bare pointers, as the GPU kernels do. The ExecutionEngine JIT-compiles the
-module once; the manifest's steps then call the kernels in order on CPU tensors.
+module once; the manifest's steps then call the kernels in order on CPU tensors, each through its
+packed wrapper with the arguments `Executable` packed once (`PreparedLaunch.params`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from torch_mlir.execution_engine import ExecutionEngine
 from ..context import new_context
 from ..diagnostics import FusecError
 from ..mlir import ir
-from .executable import SCALAR_CTYPES, Executable
+from .executable import Executable
 
 __all__ = ["CpuExecutable"]
 
@@ -42,13 +43,8 @@ class CpuExecutable(Executable):
                 raise FusecError(f"kernel {name} is not in the cpu target's module")
             self._functions[name] = _PACKED(address)
 
-    def _launch(self, step, storage):
-        # The packed wrapper takes an array of pointers, one to each argument's value.
-        values = []
-        for arg in step["args"]:
-            if arg["kind"] == "buffer":
-                values.append(ctypes.c_void_p(storage[arg["name"]].data_ptr()))
-            else:
-                values.append(SCALAR_CTYPES[arg["type"]](arg["value"]))
-        packed = (ctypes.c_void_p * len(values))(*(ctypes.addressof(v) for v in values))
-        self._functions[step["kernel"]](packed)
+    def _function(self, name: str):
+        return self._functions[name]
+
+    def _launch(self, launch, context):
+        launch.handle(launch.params)  # the packed wrapper: `void **` to the arguments' values

@@ -1,22 +1,22 @@
 """Launch a compiled model on an NVIDIA GPU with cuda-python (the CUDA driver API).
 
 The manifest's steps run in order on the current PyTorch stream, with no host copies (the checks,
-buffers and steps are `Executable`'s; this file loads the PTX and launches a kernel).
+buffers and steps are `Executable`'s; this file loads the PTX and launches a kernel). A launch is
+one cuLaunchKernel with the `void **` of arguments `Executable` packed once per step (an address:
+cuda-python then packs nothing), on the stream read once per call.
 """
 
 from __future__ import annotations
 
-import ctypes
-import math
+import contextlib
 
 import torch
 from cuda.bindings import driver
 
 from ..diagnostics import FusecError
-from .executable import SCALAR_CTYPES, Executable
+from .executable import Executable
 
 __all__ = ["cuda_available", "CudaExecutable"]
-
 
 
 def cuda_available() -> bool:
@@ -40,6 +40,7 @@ class CudaExecutable(Executable):
             raise FusecError("no CUDA GPU is available: the cuda target needs one")
         super().__init__(manifest, torch.device("cuda", torch.cuda.current_device() if device is None else device),
                          poison=poison)
+        self._index = self.device.index
         torch.cuda.init()
         with torch.cuda.device(self.device):
             torch.empty(1, device=self.device)  # make PyTorch's (primary) context current
@@ -50,21 +51,25 @@ class CudaExecutable(Executable):
                                for name in manifest["kernels"]}
 
     def _launching(self):
+        # Switching devices costs microseconds: only when another device is current.
+        if torch.cuda.current_device() == self._index:
+            return contextlib.nullcontext()
         return torch.cuda.device(self.device)
 
-    def _launch(self, step, storage):
-        stream = driver.CUstream(torch.cuda.current_stream(self.device).cuda_stream)
-        values, types = [], []
-        for arg in step["args"]:
-            if arg["kind"] == "buffer":
-                values.append(storage[arg["name"]].data_ptr())
-                types.append(ctypes.c_void_p)
-            else:
-                values.append(arg["value"])
-                types.append(SCALAR_CTYPES[arg["type"]])
-        grid, block = step["grid"], step["block"]
-        if math.prod(grid) == 0:
-            return
-        _check(driver.cuLaunchKernel(self._functions[step["kernel"]], *grid, *block, step["shared_bytes"],
-                                     stream, (tuple(values), tuple(types)), 0),
-               f"cuLaunchKernel({step['kernel']})")
+    def _call_context(self):
+        return _current_stream(self._index)
+
+    def _function(self, name: str):
+        return self._functions[name]
+
+    def _launch(self, launch, stream):
+        result = driver.cuLaunchKernel(launch.handle, *launch.grid, *launch.block, launch.shared_bytes, stream,
+                                       launch.params, 0)
+        if (result[0] if isinstance(result, tuple) else result) != driver.CUresult.CUDA_SUCCESS:
+            _check(result, f"cuLaunchKernel({launch.kernel})")
+
+
+def _current_stream(index: int) -> int:
+    """The raw handle of PyTorch's current stream on device `index` (what torch.cuda.current_stream
+    returns, without making a Stream object)."""
+    return torch._C._cuda_getCurrentRawStream(index)

@@ -8,23 +8,104 @@ copies) and returns the output buffers. A target only says how to launch one ker
 A model compiled with a dynamic row count has symbols in its sizes (`"rows"`): the inputs bind them
 (every input with the same symbol must agree), and each call evaluates the buffers' shapes, the grids
 and the size arguments for the rows it is given.
+
+The host cost of a call is kept to what must be done per call (issue 23 measured ~70 µs a kernel
+when every call read the manifest): at the first call the manifest is turned into a plan
+(`_prepare`), in which every input's expected shape and dtype, every buffer's shape and dtype, and
+every launch's function, grid and packed arguments (`PreparedLaunch`: a ctypes value per argument
+and the `void **` array pointing at them, built once) are ready. A call then checks each input
+against its expected shape, dtype and device (the full check, with its error messages, runs only
+when that fails, or where sizes depend on the rows), allocates the buffers, writes each launch's
+buffer addresses into its packed arguments and launches. One call at a time per executable writes
+the packed arguments (a lock: two threads calling the same region would otherwise race).
 """
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
+import math
+import threading
 
 import torch
 
 from ..diagnostics import FusecError
 from ..manifest import evaluate
 
-__all__ = ["Executable", "SCALAR_CTYPES"]
+__all__ = ["Executable", "PreparedLaunch", "SCALAR_CTYPES"]
 
 # Manifest scalar argument types -> ctypes
 SCALAR_CTYPES = {"i64": ctypes.c_int64, "i32": ctypes.c_int32, "i8": ctypes.c_int8,
                  "f32": ctypes.c_float, "f64": ctypes.c_double}
+
+
+class PreparedLaunch:
+    """One launch step, packed once: `params` is the address of a `void *[n]` array whose entries
+    point at one ctypes value per kernel argument (what cuLaunchKernel's kernelParams and the
+    ExecutionEngine's packed `_mlir_<name>(void **)` both take). `bind` writes this call's buffer
+    addresses (and, with dynamic rows, sizes) into those values and returns the grid."""
+
+    def __init__(self, step: dict, slot_of: dict, handle):
+        self.kernel, self.handle = step["kernel"], handle
+        self.block, self._shared = tuple(step["block"]), step["shared_bytes"]
+        self._grid = step["grid"]
+        self._buffers, self._sized, values = [], [], []
+        for arg in step["args"]:
+            if arg["kind"] == "buffer":
+                value = ctypes.c_void_p(0)
+                self._buffers.append((slot_of[arg["name"]], value))
+            else:
+                ctype = SCALAR_CTYPES[arg["type"]]
+                static = isinstance(arg["value"], (int, float))
+                value = ctype(arg["value"] if static else 0)
+                if not static:
+                    self._sized.append((arg["value"], value))
+            values.append(value)
+        self._values = values  # kept alive: `params` points into them
+        self._array = (ctypes.c_void_p * max(len(values), 1))(*(ctypes.addressof(v) for v in values))
+        self.params = ctypes.addressof(self._array)
+        self.dynamic = bool(self._sized) or not all(isinstance(d, int) for d in (*self._grid, self._shared))
+        self.grid, self.shared_bytes = (tuple(self._grid), self._shared) if not self.dynamic else (None, None)
+        self.empty = not self.dynamic and math.prod(self._grid) == 0
+
+    def bind(self, storage: list, symbols: dict) -> None:
+        for slot, value in self._buffers:
+            value.value = storage[slot].data_ptr()
+        if self.dynamic:
+            for expr, value in self._sized:
+                value.value = evaluate(expr, symbols)
+            self.grid = tuple(evaluate(d, symbols) for d in self._grid)
+            self.shared_bytes = evaluate(self._shared, symbols)
+            self.empty = math.prod(self.grid) == 0
+
+
+class _Plan:
+    """The manifest, prepared for calls: storage slots (inputs, then buffers), by index."""
+
+    def __init__(self, executable):
+        manifest = executable.manifest
+        self.dynamic = "symbols" in manifest
+        slot_of = {spec["name"]: i for i, spec in enumerate(manifest["inputs"])}
+        for buf in manifest["buffers"]:
+            slot_of[buf["name"]] = len(slot_of)
+        self.inputs = [(torch.Size(spec["shape"]) if not self.dynamic else None, getattr(torch, spec["dtype"]))
+                       for spec in manifest["inputs"]]
+        self.buffers = [(tuple(buf["shape"]), getattr(torch, buf["dtype"])) for buf in manifest["buffers"]]
+        self.steps = []
+        for step in manifest["steps"]:
+            if step["op"] == "launch":
+                self.steps.append(PreparedLaunch(step, slot_of, executable._function(step["kernel"])))
+            elif step["op"] == "copy":
+                self.steps.append((slot_of[step["dst"]], slot_of[step["src"]]))
+            else:
+                raise FusecError(f"unknown manifest step {step['op']!r}")
+        # (slot, shape to view it as or None, copy it): an output that is an input unchanged
+        # (where(c, x, x) folds to x) is returned as a copy: eager's ops return new tensors, and the
+        # caller may write to either.
+        buffer_shapes = {buf["name"]: buf["shape"] for buf in manifest["buffers"]}
+        self.outputs = [(slot_of[o["buffer"]],
+                         o["shape"] if self.dynamic or buffer_shapes.get(o["buffer"]) != o["shape"] else None,
+                         o["buffer"] not in buffer_shapes) for o in manifest["outputs"]]
 
 
 class Executable:
@@ -36,6 +117,8 @@ class Executable:
         self.manifest = manifest
         self.device = device
         self.poison = poison
+        self._plan = None  # made at the first call: the target's kernel handles exist by then
+        self._lock = threading.Lock()
 
     def check_inputs(self, tensors, symbols: dict | None = None) -> list[torch.Tensor]:
         """The inputs, checked (and made contiguous); binds the row symbols into `symbols`."""
@@ -61,40 +144,76 @@ class Executable:
             checked.append(t)
         return checked
 
+    def _ready_inputs(self, tensors, plan) -> list | None:
+        """The inputs as given when each is what the plan expects (static shapes: shape, dtype,
+        device, contiguous, 16-byte aligned), else None (check_inputs then says what is wrong, or
+        copies a strided or misaligned input)."""
+        specs = plan.inputs
+        if plan.dynamic or len(tensors) != len(specs):
+            return None
+        device = self.device
+        for t, (shape, dtype) in zip(tensors, specs):
+            if not isinstance(t, torch.Tensor) or t.dtype != dtype or t.shape != shape or t.device != device \
+                    or not t.is_contiguous() or t.data_ptr() % 16:
+                return None
+        return list(tensors)
+
+    def _prepare(self) -> _Plan:
+        self._plan = _Plan(self)
+        return self._plan
+
     def __call__(self, *tensors):
+        plan = self._plan if self._plan is not None else self._prepare()
         symbols = {}
-        inputs = self.check_inputs(tensors, symbols)
-        dynamic = "symbols" in self.manifest
-
-        def sized(shape):
-            return [evaluate(d, symbols) for d in shape] if dynamic else shape
-
-        storage = {spec["name"]: t for spec, t in zip(self.manifest["inputs"], inputs)}
-        for buf in self.manifest["buffers"]:
-            t = torch.empty(sized(buf["shape"]), dtype=getattr(torch, buf["dtype"]), device=self.device)
-            if self.poison:
+        storage = self._ready_inputs(tensors, plan)
+        if storage is None:
+            storage = self.check_inputs(tensors, symbols)
+        device = self.device
+        if plan.dynamic:
+            for shape, dtype in plan.buffers:
+                storage.append(torch.empty([evaluate(d, symbols) for d in shape], dtype=dtype, device=device))
+        else:
+            for shape, dtype in plan.buffers:
+                storage.append(torch.empty(shape, dtype=dtype, device=device))
+        if self.poison:
+            for t in storage[len(plan.inputs):]:
                 t.fill_(float("nan") if t.dtype.is_floating_point else -1)
-            storage[buf["name"]] = t
         with self._launching():
-            for step in self.manifest["steps"]:
-                if step["op"] == "launch":
-                    self._launch(_sized_launch(step, symbols) if dynamic else step, storage)
-                elif step["op"] == "copy":
-                    storage[step["dst"]].copy_(storage[step["src"]])
+            self._run(plan.steps, storage, symbols)
+        outs = []
+        for slot, shape, copy in plan.outputs:
+            t = storage[slot]
+            if shape is not None:
+                t = t.view([evaluate(d, symbols) for d in shape] if plan.dynamic else shape)
+            outs.append(t.clone() if copy else t)
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+    def _run(self, steps: list, storage: list, symbols: dict) -> None:
+        """Perform the steps in order: bind and launch each kernel, copy buffers."""
+        context = self._call_context()
+        with self._lock:
+            for step in steps:
+                if type(step) is PreparedLaunch:
+                    step.bind(storage, symbols)
+                    if not step.empty:
+                        self._launch(step, context)
                 else:
-                    raise FusecError(f"unknown manifest step {step['op']!r}")
-        # An output that is an input unchanged (where(c, x, x) folds to x) is returned as a copy:
-        # eager's ops return new tensors, and the caller may write to either.
-        given = {spec["name"] for spec in self.manifest["inputs"]}
-        outs = tuple(storage[o["buffer"]].view(sized(o["shape"])).clone() if o["buffer"] in given
-                     else storage[o["buffer"]].view(sized(o["shape"])) for o in self.manifest["outputs"])
-        return outs[0] if len(outs) == 1 else outs
+                    storage[step[0]].copy_(storage[step[1]])
 
     def _launching(self):
         """A context around the steps of one call (the CUDA target makes its device current)."""
         return contextlib.nullcontext()
 
-    def _launch(self, step: dict, storage: dict) -> None:
+    def _call_context(self):
+        """What every launch of one call shares (the CUDA target: the current stream)."""
+        return None
+
+    def _function(self, name: str):
+        """The target's handle of kernel `name` (a CUDA function, a JIT-compiled function)."""
+        raise NotImplementedError
+
+    def _launch(self, launch: PreparedLaunch, context) -> None:
+        """Launch one kernel whose arguments `launch` holds packed."""
         raise NotImplementedError
 
 
@@ -115,10 +234,3 @@ def _check_bounds(i: int, shape: list, symbols: dict, bounds: dict) -> None:
             if symbols[d] < low or (high is not None and symbols[d] > high):
                 allowed = f"{low} to {high}" if high is not None else f"at least {low}"
                 raise FusecError(f"input {i} has {d}={symbols[d]}: the model's Dim '{d}' allows {allowed}")
-
-
-def _sized_launch(step: dict, symbols: dict) -> dict:
-    """A launch step with its grid and size arguments evaluated for the rows of this call."""
-    return {**step, "grid": [evaluate(g, symbols) for g in step["grid"]],
-            "args": [{**a, "value": evaluate(a["value"], symbols)} if a["kind"] == "scalar" else a
-                     for a in step["args"]]}

@@ -28,7 +28,7 @@ from ..options import MIN_PTX, CompileOptions
 from .layout import output_layouts, restrided
 from .support import op_name
 
-__all__ = ["RegionCrashed", "RegionResult", "WorkerError", "compile_graph", "compile_region", "graph_text",
+__all__ = ["NO_KERNEL", "RegionCrashed", "RegionResult", "WorkerError", "compile_graph", "compile_region", "graph_text",
            "try_run"]
 
 
@@ -42,6 +42,12 @@ class WorkerError(Exception):
     def __init__(self, kind: str, message: str):
         super().__init__(message)
         self.kind = kind
+
+
+# A region that compiles to no kernel launch (`where(c, x, x)`, `x.t().contiguous()`: its outputs are
+# its inputs, or copies of them) stays in PyTorch: fusec would only add its per-call checks, and the
+# report counts a fusec region only where fusec launches a kernel.
+NO_KERNEL = "fusec compiles it to no kernel (its outputs are its inputs or copies of them): PyTorch runs it"
 
 
 @dataclasses.dataclass
@@ -177,6 +183,8 @@ def compile_region(name: str, gm: torch.fx.GraphModule, options: dict, cache, me
             opts = _cuda_options(device, opts)
         result.compiled, result.status = _lookup_or_compile(gm, sig, opts, ops, cache, memory, device, compiler)
         result.kernels = list(result.compiled.manifest["kernels"])
+        if not any(step["op"] == "launch" for step in result.compiled.manifest["steps"]):
+            result.status, result.compiled, result.kernels, result.reason = "pytorch", None, [], NO_KERNEL
     except RegionCrashed as err:
         result.status, result.compiled = "pytorch", None
         result.reason = f"fusec crashed compiling it: {err.message}"

@@ -24,8 +24,10 @@ _POINTWISE = ["abs", "add", "clamp", "clamp_min", "clamp_max", "div", "eq", "erf
               "le", "log", "lt", "maximum", "minimum", "mul", "ne", "neg", "pow", "reciprocal", "relu",
               "rsqrt", "sigmoid", "silu", "sqrt", "sub", "tanh", "where"]
 _REDUCTIONS = ["sum", "mean", "amax", "amin", "var", "var_mean"]
+# _safe_softmax: softmax whose rows of -inf only give 0, not NaN (what attention's math path calls in
+# training graphs: T5's); test/Backend/safe-softmax.py.
 _NORMS = ["native_layer_norm", "layer_norm", "rms_norm", "_fused_rms_norm", "_softmax", "_log_softmax",
-          "softmax", "log_softmax"]
+          "softmax", "log_softmax", "_safe_softmax"]
 _CASTS = ["_to_copy", "clone"]
 
 # Ops with arithmetic: a region must hold at least one of these to be worth a kernel.
