@@ -64,6 +64,15 @@ run("layer_norm 96x50257 fp32", layer_norm, [(96, 50257), (50257,), (50257,)], t
 run("layer_norm 64x65536 bf16 cluster 4", layer_norm, [(64, 65536), (65536,), (65536,)], torch.bfloat16,
     row_cluster=4)
 run("layer_norm 16x65536 fp32 huge", plain_layer_norm, [(16, 65536)], torch.float32, scale=1e30)
+# A dynamic row count: the grid is rows x 2 blocks (the manifest's `mul`), checked at other rows.
+from torch.export import Dim
+
+x = torch.randn(8, 65536, device="cuda")
+dynamic = fusec.compile(lambda x: torch.softmax(x, -1), (x,), dynamic_shapes=({0: Dim("rows")},))
+for n in (3, 40):
+    y = torch.randn(n, 65536, device="cuda")
+    err = (dynamic(y).double() - torch.softmax(y.double(), -1)).abs().max().item()
+    print(f"dynamic rows {n}: {'ok' if err < 1e-6 else 'WRONG'} cluster={'.reqnctapercluster 2' in dynamic.ptx}")
 # CHECK: softmax 256x65536 fp32: ok {{.*}} cluster=True deterministic=True
 # CHECK: softmax 8x65537 fp32 cluster 8: ok {{.*}} cluster=True deterministic=True
 # CHECK: log_softmax 64x128256 bf16: ok {{.*}} cluster=True deterministic=True
@@ -71,3 +80,5 @@ run("layer_norm 16x65536 fp32 huge", plain_layer_norm, [(16, 65536)], torch.floa
 # CHECK: layer_norm 96x50257 fp32: ok {{.*}} cluster=True deterministic=True
 # CHECK: layer_norm 64x65536 bf16 cluster 4: ok {{.*}} cluster=True deterministic=True
 # CHECK: layer_norm 16x65536 fp32 huge: ok {{.*}} cluster=True deterministic=True
+# CHECK: dynamic rows 3: ok cluster=True
+# CHECK: dynamic rows 40: ok cluster=True

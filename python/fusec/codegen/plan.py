@@ -207,8 +207,8 @@ def _row_registers(facts: Facts, knobs: Knobs, lanes: int, variance: bool) -> Pl
                 read_only_cache=knobs.read_only_cache, l2_evict_last=knobs.l2_evict_last)
 
 
-# The heuristic's cluster: the fewest blocks whose registers hold the row, but no block's part
-# shorter than this many vectors a thread x threads (measured on the H200: bench/results/).
+# The heuristic's cluster: the fewest of these blocks whose registers hold the row, no block of the
+# cluster left empty (measured on the H200: bench/results/2026-12-02-h200-long-rows-cluster.md).
 _CLUSTER_SIZES = (2, 4, 8)
 
 
