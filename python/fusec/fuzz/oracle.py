@@ -48,7 +48,10 @@ The tolerance, per output, as an absolute error with scale = max|ref|:
 NaN positions and infinities must agree (numerics.compare; `specials=1`: inputs hold NaN, inf, huge
 or tiny values), on cuda with eager on the GPU where the CPU's differ (`_eager_on_gpu`), or with
 the fp64 reference: CPU eager's gelu(+inf) is NaN where the CPU has AVX-512 (its vectorised erf) and
-inf elsewhere and in fp64 (regressions/gelu_of_infinity.py)."""
+inf elsewhere and in fp64 (regressions/gelu_of_infinity.py). A model with such values whose cuda
+output is off from CPU eager passes when it is within the tolerance of eager on the GPU: a
+LayerNorm of rows scaled by 1e30 is 0 in CUDA eager and in fusec (the variance overflows to inf),
+the normalised row in CPU eager (regressions/layer_norm_of_huge_rows.py)."""
 
 from __future__ import annotations
 
@@ -310,7 +313,7 @@ def _check(spec, source, *, target, compile_only, arch, dynamic_rows=False) -> d
     if compile_only:
         return _check_compiled(compiled, plain, arch, symbols)
     return _run_and_compare(compiled, checked, plain, ref32, refs64, _hints(source, checked.example_inputs),
-                            target)
+                            target, _specials(source))
 
 
 def _traceback(err) -> list[str]:
@@ -356,7 +359,7 @@ def _tolerance_factor(narrowest: str, longest: int) -> float:
     return factor
 
 
-def _run_and_compare(compiled, spec, plain, ref32, refs64, hints, target) -> dict:
+def _run_and_compare(compiled, spec, plain, ref32, refs64, hints, target, specials=False) -> dict:
     import torch
 
     from fusec import FusecError
@@ -398,6 +401,11 @@ def _run_and_compare(compiled, spec, plain, ref32, refs64, hints, target) -> dic
         tol = factor * max(scale, _SCALE_FLOOR) + max(_ERR32_FACTOR, math.sqrt(hints[1])) * err32 \
             + _ROUNDING_FACTOR * rounding
         ok = max_abs <= tol
+        if not ok and target == "cuda" and specials:  # as eager on the GPU, then?
+            on_gpu = on_gpu or list(_eager_on_gpu(spec))
+            gpu_abs, _, _ = compare(o, on_gpu[i].cpu().to(p.dtype))
+            ok = gpu_abs <= tol
+            max_abs = gpu_abs if ok else max_abs
         lines.append(f"{what}: max abs err {max_abs:.3e}, tolerance {tol:.3e} (max|ref| {scale:.3e}, "
                      f"eager fp32 err {err32:.3e}, the model's bf16/fp16 roundings {rounding:.3e})"
                      f"{'' if ok else '  MISMATCH'}")
