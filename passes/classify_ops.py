@@ -6,7 +6,9 @@ Kinds (attribute `fusec.kind`), as the fusion rules use them:
   fill         `linalg.fill`: a constant, the initial value of a reduction
   reduction    some loops are reductions (`fusec.reduced_dims` lists them), not a contraction
   contraction  a reduction of products of two operands (matmul and friends)
-  opaque       anything else: non-permutation indexing, `linalg.index`, ops with regions in the body
+  opaque       anything else: non-permutation indexing, ops with regions in the body, a reduction
+               whose body reads its loop indices (`linalg.index`: an all-parallel op may, as an iota
+               computed where it is read does, --fusec-inline-iotas)
 
 Example:
     %1 = linalg.generic {iterator_types = ["parallel", "reduction"], ...}
@@ -87,8 +89,10 @@ def classify(op) -> Classification:
         return Classification("opaque", reason=f"{name} is not a linalg.generic")
     maps, iterators = indexing_maps(op), iterator_kinds(op)
     body = _body_ops(op)
-    if any(inner.name == "linalg.index" or len(inner.regions) for inner in body):
-        return Classification("opaque", reason="the body reads loop indices or holds regions")
+    if any(len(inner.regions) for inner in body):
+        return Classification("opaque", reason="the body holds regions")
+    if "reduction" in iterators and any(inner.name == "linalg.index" for inner in body):
+        return Classification("opaque", reason="a reduction whose body reads loop indices")
     if any(_dims_of(m) is None for m in maps):
         return Classification("opaque", reason="an operand is read through a non-permutation index")
     cost = body_cost(op)
