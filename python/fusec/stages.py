@@ -110,14 +110,14 @@ def _lower_to_host_llvm(o: CompileOptions) -> list[str]:
     # Kernels take bare pointers, as the GPU kernels do, so the runtime passes a tensor's address.
     # rsqrt has no libm function: it is expanded (1/sqrt), and integer abs to arith ops; math and
     # arithmetic on bf16 runs in f32 (libm and the CPU have no bf16), and bf16 casts become integer
-    # arithmetic.
+    # arithmetic; integer division by 0 or -1 must not trap (x86's idiv would end the process).
     return [
         "fusec-erase-host-function",
         "func.func(convert-linalg-to-loops)", "expand-strided-metadata", "lower-affine",
         "math-expand-ops{ops=fpowi,rsqrt}", "fusec-expand-integer-abs",
         "math-extend-to-supported-types{target-type=f32}",
         "arith-emulate-unsupported-floats{source-types=bf16 target-type=f32}",
-        "arith-expand{include-bf16=true}", "convert-math-to-libm",
+        "arith-expand{include-bf16=true}", "fusec-guard-integer-division", "convert-math-to-libm",
         "convert-scf-to-cf", "convert-math-to-llvm", "convert-arith-to-llvm", "finalize-memref-to-llvm",
         "convert-cf-to-llvm", "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1}",
         "reconcile-unrealized-casts",
