@@ -58,6 +58,9 @@ def check_supported(comp) -> None:
     related = [name for name in origin if name.split(".")[0] in op.name]  # tm_tensor.sort <- aten.sort
     origin = related or origin
     source = f"aten.{', aten.'.join(origin)}" if origin else "a torch op"
+    if where is None:  # an op of a library module as the model: no line of MODEL.py ran it
+        from .frontend.model_file import defined_at  # noqa: PLC0415 (torch only for a model)
+        where = defined_at(comp.source_name, "model")
     raise FusecError(f"fusec cannot compile {source}: it lowers to '{op.name}', which fusec has no "
                      "GPU lowering for", location=where)
 
