@@ -45,7 +45,7 @@ from fusec.codegen.kernel import attributes
 from fusec.mlir import ir
 from torch_mlir.dialects import arith
 
-from .classify_ops import indexing_maps, iterator_kinds
+from .classify_ops import computes_from_indices, indexing_maps, iterator_kinds
 
 FLAG = "fusec-inline-iotas"
 SUMMARY = "Compute iotas (linalg.index generics without inputs) inside the all-parallel ops that read them"
@@ -57,13 +57,14 @@ def _body(op) -> list:
 
 def is_iota(op) -> bool:
     """A linalg.generic of no inputs and one output, all loops parallel, written at its own index,
-    whose body reads loop indices and never its output's old value nor holds regions."""
+    whose body reads loop indices and computes from them alone (arith and math ops: not a
+    `tensor.extract`, as nearest upsampling's), never reading its output's old value."""
     if op.name != "linalg.generic" or len(op.opview.inputs) or len(op.results) != 1:
         return False
     out_map = indexing_maps(op)[0]
     block = op.regions[0].blocks[0]
     return ("reduction" not in iterator_kinds(op) and out_map == ir.AffineMap.get_identity(out_map.n_dims, context=out_map.context)
-            and not len(list(block.arguments[0].uses)) and not any(len(inner.regions) for inner in _body(op))
+            and not len(list(block.arguments[0].uses)) and all(computes_from_indices(inner) for inner in _body(op))
             and any(inner.name == "linalg.index" for inner in _body(op)))
 
 

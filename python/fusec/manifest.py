@@ -21,6 +21,7 @@ import math
 
 from .diagnostics import FusecError, aten_name_of_location, location_to_text
 from .mlir import ir
+from .unsupported import model_line
 
 __all__ = ["extract_manifest", "evaluate", "format_size", "FORMAT", "DTYPES"]
 
@@ -163,7 +164,7 @@ def extract_manifest(module, *, target: str = "cuda", artifact_key: str = "ptx",
             what = " (a constant tensor the host reads: only kernels read constants)" \
                 if opname == "memref.get_global" else ""
             raise FusecError(f"{origin}host op '{opname}'{what} cannot be expressed in the launch manifest",
-                             location=where(op))
+                             location=where(op) or (model_line(source_name) if named else None))
 
     output_buffers = {o["buffer"] for o in outputs}
     for buf in buffers:

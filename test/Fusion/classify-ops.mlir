@@ -79,3 +79,24 @@ func.func @reduction_reads_index(%x: tensor<4x64xf32>, %init: tensor<4xi64>) -> 
   } -> tensor<4xi64>
   return %r : tensor<4xi64>
 }
+
+// -----
+
+// Nearest upsampling reads its input at indices it computes from the loop indices (a tensor.extract
+// in the body): opaque, unlike an iota, whose body is arithmetic alone.
+// CHECK-LABEL: func.func @reads_at_computed_index(
+// CHECK:         linalg.generic {{.*}} attrs = {fusec.kind = "opaque"}
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @reads_at_computed_index(%x: tensor<4x8xf32>) -> tensor<4x16xf32> {
+  %c2 = arith.constant 2 : index
+  %e = tensor.empty() : tensor<4x16xf32>
+  %r = linalg.generic {indexing_maps = [#id], iterator_types = ["parallel", "parallel"]} outs(%e : tensor<4x16xf32>) {
+  ^bb0(%o: f32):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %h = arith.divui %j, %c2 : index
+    %v = tensor.extract %x[%i, %h] : tensor<4x8xf32>
+    linalg.yield %v : f32
+  } -> tensor<4x16xf32>
+  return %r : tensor<4x16xf32>
+}

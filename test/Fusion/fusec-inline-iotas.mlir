@@ -122,3 +122,31 @@ func.func @kept(%x: tensor<8x64xf32>, %init: tensor<8xf32>) -> (tensor<8xf32>, t
   } -> tensor<8x64xf32>
   return %sum, %add, %iota : tensor<8xf32>, tensor<8x64xf32>, tensor<64xf32>
 }
+
+// -----
+
+// A generic of no inputs that reads a tensor at indices it computes (nearest upsampling) is not an
+// iota: its reader keeps reading it.
+#id = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func.func @upsample_not_an_iota(
+// CHECK:         %[[UP:.*]] = linalg.generic
+// CHECK:           tensor.extract
+// CHECK:         linalg.generic {{.*}} ins(%[[UP]] : tensor<4x16xf32>)
+func.func @upsample_not_an_iota(%x: tensor<4x8xf32>) -> tensor<4x16xf32> {
+  %c2 = arith.constant 2 : index
+  %e = tensor.empty() : tensor<4x16xf32>
+  %up = linalg.generic {indexing_maps = [#id], iterator_types = ["parallel", "parallel"]} outs(%e : tensor<4x16xf32>) {
+  ^bb0(%o: f32):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %h = arith.divui %j, %c2 : index
+    %v = tensor.extract %x[%i, %h] : tensor<4x8xf32>
+    linalg.yield %v : f32
+  } -> tensor<4x16xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%up : tensor<4x16xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %d = arith.addf %a, %a : f32
+    linalg.yield %d : f32
+  } -> tensor<4x16xf32>
+  return %r : tensor<4x16xf32>
+}
