@@ -10,8 +10,8 @@ import torch
 import fusec
 
 
-def variance_of(fn, shape=(8, 1024)):
-    compiled = fusec.compile(fn, (torch.randn(*shape),), tuning=False)
+def variance_of(fn, shape=(8, 1024), **options):
+    compiled = fusec.compile(fn, (torch.randn(*shape),), tuning=False, **options)
     print(fn.__name__, [s["schedule"] + (" + one-round variance" if "variance" in s else "")
                         for s in compiled.compilation.schedules])
 
@@ -74,6 +74,9 @@ variance_of(about_the_max)
 variance_of(about_another_mean)
 # CHECK: not_squared ['row_registers']
 variance_of(not_squared)
-# Rows too long for registers loop over memory, a sum per trip: no merge there.
-# CHECK: layer_norm ['row_loop']
+# Rows too long for one block's registers: over a cluster of blocks, the triples merge across it too
+# (codegen/cluster.py); without clusters they loop over memory, a sum per trip: no merge there.
+# CHECK: layer_norm ['row_registers + one-round variance']
 variance_of(layer_norm, (2, 65536))
+# CHECK: layer_norm ['row_loop']
+variance_of(layer_norm, (2, 65536), row_cluster=1)
