@@ -52,6 +52,9 @@ class OpNode:
     cost: int = 1  # arithmetic cost of one element (transcendentals count more)
     used_outside: bool = False  # the value leaves the function or feeds a non-linalg op
     users: list = dataclasses.field(default_factory=list)  # indices of consumer OpNodes
+    # Reads an operand through an index map (a slice, a cat, a transpose): a pointwise producer of any
+    # shape can be recomputed at the points it reads.
+    index_maps: bool = False
 
 
 @dataclasses.dataclass
@@ -255,10 +258,13 @@ class _Former:
                           for m in other.members)
             if not private:
                 return False, 5, "its values are also used by other kernels: materialized"
-            if not (_same(other.shape, group.shape) or math.prod(other.shape) < math.prod(group.shape)):
+            if node.index_maps and not _same(other.shape, group.shape):
+                rule, reason = 1, "read through an index map (a slice, a cat, a transpose): recomputed at the points read"
+            elif not (_same(other.shape, group.shape) or math.prod(other.shape) < math.prod(group.shape)):
                 return False, 1, (f"shape {list(other.shape)} is not broadcast into the group's "
                                   f"{list(group.shape)}")
-            rule, reason = 1, "broadcast producer recomputed inside the consumer's kernel"
+            else:
+                rule, reason = 1, "broadcast producer recomputed inside the consumer's kernel"
         elif other.kind == "reduction" and group.kind == "reduction":
             if _same(other.shape, group.shape) and other.reduced_axes == group.reduced_axes:
                 rule, reason = 3, "reductions over the same rows and axes share one kernel"
