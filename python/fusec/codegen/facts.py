@@ -243,9 +243,10 @@ def _evaluation_misses(member, seen: dict) -> bool:
     if id(member) not in seen:
         maps = member.maps
         block = member.op.regions[0].blocks[0]
-        seen[id(member)] = any(_read_misses(member.sources[j], maps[j], seen)
-                               for j, arg in enumerate(block.arguments)
-                               if j < member.n_inputs or len(list(arg.uses)))
+        # a body reading the loop index (a cat's select) is evaluated on scalars
+        seen[id(member)] = any(inner.name == "linalg.index" for inner in block.operations) or any(
+            _read_misses(member.sources[j], maps[j], seen)
+            for j, arg in enumerate(block.arguments) if j < member.n_inputs or len(list(arg.uses)))
     return seen[id(member)]
 
 

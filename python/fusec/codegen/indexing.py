@@ -8,9 +8,10 @@ is dynamic (a batch of rows: `memref.dim` on the host, an argument of the kernel
 from __future__ import annotations
 
 import math
+import re
 
 from fusec.mlir import ir
-from torch_mlir.dialects import arith, memref
+from torch_mlir.dialects import affine, arith, memref
 
 DYNAMIC = ir.ShapedType.get_dynamic_size()
 
@@ -25,8 +26,9 @@ def index(n):
 
 
 def apply_map(m, point):
-    """Evaluate a projected-permutation map (with constant-0 results) at index values `point`.
-    Members classified pointwise, broadcast or reduction have no other maps (`classify_ops`)."""
+    """Evaluate map `m` at index values `point`: a dim is the point's value, a constant a constant,
+    any other affine expression (an index map of a layout op: `d1 + 64`, `(d3 - 32) mod 32`,
+    `d2 * 16 + d3`; `fusec-fold-layout-ops`) an `affine.apply`, which lower-affine expands."""
     out = []
     for e in m.results:
         text = str(e)
@@ -35,7 +37,9 @@ def apply_map(m, point):
         elif text.lstrip("-").isdigit():
             out.append(const(int(text)))
         else:
-            raise ValueError(f"index expression {text} (not a projected permutation)")
+            used = sorted({int(d) for d in re.findall(r"\bd(\d+)\b", text)})
+            one = ir.AffineMap.get(m.n_dims, 0, [e])
+            out.append(affine.AffineApplyOp(one, [point[d] if d in used else const(0) for d in range(m.n_dims)]).result)
     return out
 
 
@@ -60,9 +64,11 @@ def vector_access(m, dim: int | None = None) -> str:
     no vector load reads that; the group's facts note it, and the plan then keeps lanes 1)."""
     inner = f"d{m.n_dims - 1 if dim is None else dim}"
     results = [str(e) for e in m.results]
-    if inner not in results:
+    reading = [r for r in results if re.search(rf"\b{inner}\b", r)]
+    if not reading:
         return "scalar"
-    return "vector" if results[-1] == inner else "across"
+    # An index map through the dim (a slice's `d1 + 64`, a cat's `d1 mod 32`) reads scalars for now.
+    return "vector" if results[-1] == inner and reading == [inner] else "across"
 
 
 def lanes_of(m, lanes: int, dim: int | None = None) -> int:
