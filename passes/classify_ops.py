@@ -3,12 +3,13 @@
 Kinds (attribute `fusec.kind`), as the fusion rules use them:
   pointwise    all loops parallel, every operand read at the output's own index (a permutation)
   broadcast    all loops parallel, some operand read at fewer dims (`(d0, d1) -> (d1)`); or read
-               through an index map such as `d1 + 64` or `(d1 - 32) mod 32`, or the body reads
-               `linalg.index` (a slice, a cat: --fusec-fold-layout-ops, --fusec-concat-to-generic)
+               through an index map such as `d1 + 64` or `(d1 - 32) mod 32` (a slice, a cat:
+               --fusec-fold-layout-ops, --fusec-concat-to-generic, whose body reads `linalg.index`)
   fill         `linalg.fill`: a constant, the initial value of a reduction
   reduction    some loops are reductions (`fusec.reduced_dims` lists them), not a contraction
   contraction  a reduction of products of two operands (matmul and friends)
-  opaque       anything else: reductions with such maps or `linalg.index`, ops with regions in the body
+  opaque       anything else: other bodies that read `linalg.index`, reductions through index maps,
+               bodies that read a tensor at computed indices (gathers), ops with regions in the body
 
 Example:
     %1 = linalg.generic {iterator_types = ["parallel", "reduction"], ...}
@@ -96,12 +97,15 @@ def classify(op) -> Classification:
     cost = body_cost(op)
     reduced = tuple(i for i, k in enumerate(iterators) if k == "reduction")
     n_inputs = len(op.opview.inputs)
-    if any(inner.name == "linalg.index" for inner in body) or any(_dims_of(m) is None for m in maps):
-        # Reads through index maps (a slice, a cat: --fusec-fold-layout-ops): pointwise over its output,
-        # which the kernel evaluator computes at any index. Not for reductions (their rows are read in order).
+    if any(inner.name == "linalg.index" for inner in body) and "fusec.concat" not in op.attributes:
+        return Classification("opaque", reason="the body reads loop indices")
+    if "fusec.concat" in op.attributes or any(_dims_of(m) is None for m in maps):
+        # Reads through index maps (a slice, a cat: --fusec-fold-layout-ops, --fusec-concat-to-generic;
+        # a cat's body reads the loop index only to pick its piece): pointwise over its output, which
+        # the kernel evaluator computes at any index. Not for reductions (their rows are read in order).
         if not reduced and all(_dims_of(m) is not None for m in maps[n_inputs:]):
             return Classification("broadcast", cost=cost, reason="reads its operands through index maps")
-        return Classification("opaque", reason="a reduction that reads loop indices or a non-permutation index")
+        return Classification("opaque", reason="a reduction that reads a non-permutation index")
     if not reduced:
         n = len(iterators)
         full = all(len(_dims_of(m)) == n for m in maps)
@@ -125,7 +129,7 @@ def reads_through_index_maps(op) -> bool:
         dims = _dims_of(m)
         if dims is None or dims != sorted(dims):
             return True
-    return any(inner.name == "linalg.index" for inner in _body_ops(op))
+    return "fusec.concat" in op.attributes
 
 
 def full_input(op):

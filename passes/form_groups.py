@@ -68,6 +68,8 @@ def _shape(value) -> tuple:
 
 
 def _label(index: int, op) -> str:
+    if "fusec.concat" in op.attributes:  # --fusec-concat-to-generic's select among the pieces
+        return f"op{index}:cat"
     if op.name == "linalg.generic":
         names = [inner.name.split(".", 1)[1] for inner in op.regions[0].blocks[0].operations
                  if inner.name != "linalg.yield"]

@@ -11,9 +11,8 @@
 // CHECK:         %[[SUM:.*]] = linalg.generic {{.*}} outs(%[[INIT]] : tensor<4xf32>) attrs = {fusec.kind = "reduction", fusec.reduced_dims = array<i64: 1>}
 // CHECK:         %[[MINIT:.*]] = linalg.fill {fusec.kind = "fill"}
 // CHECK:         %[[MM:.*]] = linalg.matmul {fusec.kind = "contraction"} ins(%[[X]], %[[W]] : tensor<4x64xf32>, tensor<64x8xf32>) outs(%[[MINIT]] : tensor<4x8xf32>)
-// A body that reads linalg.index (an iota; a cat's select) is a function of the output's index,
-// which the kernel evaluator supplies: broadcast, as an op reading through an index map is.
-// CHECK:         %[[IOTA:.*]] = linalg.generic {{.*}} attrs = {fusec.kind = "broadcast"}
+// A body that reads linalg.index depends on the loop order: opaque.
+// CHECK:         %[[IOTA:.*]] = linalg.generic {{.*}} attrs = {fusec.kind = "opaque"}
 // CHECK:           linalg.index 1
 // A transpose reads its operand at a permutation of the output's index: pointwise.
 // CHECK:         %[[T:.*]] = linalg.generic {{.*}} ins(%[[X]] : tensor<4x64xf32>) {{.*}} attrs = {fusec.kind = "pointwise"}
