@@ -3,7 +3,7 @@
 # it), against eager: rotary embeddings (a cat of two halves, one negated, read through
 # `(d - 32) mod 32` and selected by the index), SwiGLU over x.chunk(2, -1), GPT-2's heads split out
 # of a packed qkv with their scale (one kernel, three outputs: rule 8), and slices whose offsets
-# allow narrower vectors or none. Each prints its kernels' lanes and the largest error.
+# allow narrower vectors or none; stack, roll, narrow and flip. Each prints its kernels' lanes and the largest error.
 
 # RUN: %python %s | FileCheck %s
 
@@ -57,8 +57,10 @@ case("odd offsets", odd, (torch.randn(4, 40), torch.randn(4, 40)))
 
 
 def stack_roll(x, y):
-    return torch.stack((x, y), dim=1) * 6, x.roll(3, -1) * 4, x.narrow(1, 4, 8) * 7
+    return torch.stack((x, y), dim=1) * 6, x.roll(3, -1) * 4, x.narrow(1, 4, 8) * 7, x.flip(-1) - y
 
 
-# CHECK: stack roll narrow: 3 kernel(s), lanes {{.*}}, max abs error 0.0e+00
-case("stack roll narrow", stack_roll, (torch.randn(16, 32), torch.randn(16, 32)))
+# A stack is a cat then a reshape; a roll a cat of pieces of 3 and 29 (scalars); a flip reads
+# `31 - d1` (scalars).
+# CHECK: stack roll narrow flip: 3 kernel(s), lanes 4 1 4, max abs error 0.0e+00
+case("stack roll narrow flip", stack_roll, (torch.randn(16, 32), torch.randn(16, 32)))
