@@ -25,6 +25,8 @@ import math
 
 from fusec.knobs import knob
 
+from .siblings import merge_siblings
+
 __all__ = ["OpNode", "Operand", "Group", "Decision", "FusionPolicy", "form_groups", "FUSION_MODES"]
 
 FUSION_MODES = knob("fusion").values.words  # none | elementwise | full
@@ -135,7 +137,7 @@ class _Former:
             if node.kind == "fill" and node.index not in self.group_of:
                 self._new_group(node, "an initial value with no consumer in the function")
         if self.policy.mode == "full":
-            self._merge_siblings()
+            merge_siblings(self, estimate_registers)
         live = [g for g in self.groups if g.members]
         for new_id, group in enumerate(live):
             group.members.sort()
@@ -288,41 +290,6 @@ class _Former:
         other.members = []
         self.alias[other.id] = group.id
         return True, rule, reason
-
-    def _sliced_reads(self, group: Group) -> dict:
-        """{tensor read from memory through an index map by a member: that member}."""
-        reads = {}
-        for m in group.members:
-            node = self.nodes[m]
-            if node.index_maps:
-                for o in node.operands:
-                    if o.producer is None or self._find(self.group_of[o.producer]) != group.id:
-                        reads.setdefault(o.value, node)
-        return reads
-
-    def _merge_siblings(self) -> None:
-        """Rule 8: merge pointwise groups of one shape that read a tensor through index maps."""
-        live = [g for g in self.groups if g.members and g.kind == "pointwise"]
-        for i, group in enumerate(live):
-            for other in live[i + 1:]:
-                if not (group.members and other.members) or not _same(group.shape, other.shape):
-                    continue
-                mine, theirs = self._sliced_reads(group), self._sliced_reads(other)
-                shared = sorted(set(mine) & set(theirs))
-                if not shared or self._reaches(group.id, other.id) or self._reaches(other.id, group.id):
-                    continue
-                regs = estimate_registers([self.nodes[m] for m in group.members + other.members])
-                if regs > self.policy.max_registers:
-                    self._log(mine[shared[0]], theirs[shared[0]], 6, "split", 0,
-                              f"siblings: one kernel would need about {regs} registers per thread, over the cap")
-                    continue
-                group.members.extend(other.members)
-                for m in other.members:
-                    self.group_of[m] = group.id
-                other.members = []
-                self.alias[other.id] = group.id
-                self._log(mine[shared[0]], theirs[shared[0]], 8, "fuse", 0,
-                          f"siblings reading {shared[0]} through index maps share one kernel (one launch)")
 
     def _fuse_verdict(self, group, producer, operand, consumer, rule=None, reason=""):
         """Rule 5 for a value that also has other consumers; otherwise a plain fuse."""
