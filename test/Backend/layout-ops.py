@@ -64,3 +64,19 @@ def split_heads_scaled():
         q, k, v = qkv.split(64, dim=-1)
         return q.view(2, 16, 4, 16).transpose(1, 2) * 0.25
     check(fn, torch.randn(2, 16, 192))
+
+
+# Over dynamic rows the slices stay in PyTorch (fusec folds layout ops of static shapes only), and
+# the arithmetic around them still compiles with dynamic rows.
+# CHECK-LABEL: TEST: dynamic_rows
+# CHECK-NEXT:  matches eager: True
+# CHECK-NEXT:  fusec_region_0: silu, mul -> 1 kernel(s) [compiled]
+# CHECK-NEXT:  pytorch: ['aten.split']
+@run
+def dynamic_rows():
+    def fn(x):
+        a, b = x.chunk(2, -1)
+        return F.silu(a) * b
+    x = torch.randn(8, 256)
+    torch._dynamo.mark_dynamic(x, 0)
+    check(fn, x)

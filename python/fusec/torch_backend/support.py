@@ -106,7 +106,18 @@ def why_pytorch(node: torch.fx.Node) -> str | None:
         return "not in fusec's op table (python/fusec/torch_backend/support.py)"
     if not _shapes_supported(node):
         return "dynamic shape: fusec compiles static shapes and dynamic rows (dim 0) only"
+    if base in LAYOUT and not _static(node):
+        return "layout op over dynamic rows: fusec folds layout ops of static shapes only"
     return None
+
+
+def _static(node: torch.fx.Node) -> bool:
+    vals = [node.meta.get("val")] + [a.meta.get("val") for a in node.all_input_nodes]
+    for val in vals:
+        for t in (val if isinstance(val, (tuple, list)) else (val,)):
+            if isinstance(t, torch.Tensor) and not all(isinstance(d, int) for d in t.shape):
+                return False
+    return True
 
 
 def is_compute(node: torch.fx.Node) -> bool:
