@@ -2,14 +2,11 @@
 
 Kinds (attribute `fusec.kind`), as the fusion rules use them:
   pointwise    all loops parallel, every operand read at the output's own index (a permutation)
-  broadcast    all loops parallel, some operand read at fewer dims (`(d0, d1) -> (d1)`); or read
-               through an index map such as `d1 + 64` or `(d1 - 32) mod 32` (a slice, a cat:
-               --fusec-fold-layout-ops, --fusec-concat-to-generic, whose body reads `linalg.index`)
+  broadcast    all loops parallel, some operand read at fewer dims (`(d0, d1) -> (d1)`)
   fill         `linalg.fill`: a constant, the initial value of a reduction
   reduction    some loops are reductions (`fusec.reduced_dims` lists them), not a contraction
   contraction  a reduction of products of two operands (matmul and friends)
-  opaque       anything else: other bodies that read `linalg.index`, reductions through index maps,
-               bodies that read a tensor at computed indices (gathers), ops with regions in the body
+  opaque       anything else: non-permutation indexing, `linalg.index`, ops with regions in the body
 
 Example:
     %1 = linalg.generic {iterator_types = ["parallel", "reduction"], ...}
@@ -90,26 +87,17 @@ def classify(op) -> Classification:
         return Classification("opaque", reason=f"{name} is not a linalg.generic")
     maps, iterators = indexing_maps(op), iterator_kinds(op)
     body = _body_ops(op)
-    if any(len(inner.regions) for inner in body):
-        return Classification("opaque", reason="the body holds regions")
-    if any(inner.name == "tensor.extract" for inner in body):
-        return Classification("opaque", reason="the body reads a tensor at computed indices (a gather)")
+    if any(inner.name == "linalg.index" or len(inner.regions) for inner in body):
+        return Classification("opaque", reason="the body reads loop indices or holds regions")
+    if any(_dims_of(m) is None for m in maps):
+        return Classification("opaque", reason="an operand is read through a non-permutation index")
     cost = body_cost(op)
     reduced = tuple(i for i, k in enumerate(iterators) if k == "reduction")
-    n_inputs = len(op.opview.inputs)
-    if any(inner.name == "linalg.index" for inner in body) and "fusec.concat" not in op.attributes:
-        return Classification("opaque", reason="the body reads loop indices")
-    if "fusec.concat" in op.attributes or any(_dims_of(m) is None for m in maps):
-        # Reads through index maps (a slice, a cat: --fusec-fold-layout-ops, --fusec-concat-to-generic;
-        # a cat's body reads the loop index only to pick its piece): pointwise over its output, which
-        # the kernel evaluator computes at any index. Not for reductions (their rows are read in order).
-        if not reduced and all(_dims_of(m) is not None for m in maps[n_inputs:]):
-            return Classification("broadcast", cost=cost, reason="reads its operands through index maps")
-        return Classification("opaque", reason="a reduction that reads a non-permutation index")
     if not reduced:
         n = len(iterators)
         full = all(len(_dims_of(m)) == n for m in maps)
         return Classification("pointwise" if full else "broadcast", cost=cost)
+    n_inputs = len(op.opview.inputs)
     ins = maps[:n_inputs]
     if _is_contraction(op, ins, reduced):
         return Classification("contraction", reduced, False, cost, "a reduction of products of two operands")
@@ -119,17 +107,6 @@ def classify(op) -> Classification:
             and len(op.opview.outputs) == 1 and combiner(op) is not None)
     axes = tuple(pos for pos, d in enumerate(_dims_of(full[0])) if d in reduced) if full else ()
     return Classification("reduction", reduced, fits, cost, reduced_axes=axes)
-
-
-def reads_through_index_maps(op) -> bool:
-    """Whether some input is read at other points than its own, in order (a transpose, a slice, a
-    cat: its producer may be of any shape), not only broadcast along missing dims."""
-    maps = indexing_maps(op)
-    for m in maps[:len(op.opview.inputs)]:
-        dims = _dims_of(m)
-        if dims is None or dims != sorted(dims):
-            return True
-    return "fusec.concat" in op.attributes
 
 
 def full_input(op):

@@ -157,13 +157,6 @@ class Kernel:
         maps = member.maps
         block = op.regions[0].blocks[0]
         mapping = {}
-        for inner in block.operations:  # a cat's select reads the loop index: the point's own
-            if inner.name == "linalg.index":
-                # With vectors, only a cat's (its pieces' offsets are multiples of the width: the
-                # index picks one piece for the whole vector; facts._index_misses), else a bug.
-                if lanes > 1 and "fusec.concat" not in op.attributes:
-                    raise ValueError("linalg.index in a vectorized member")
-                mapping[inner.results[0]] = index[ir.IntegerAttr(inner.attributes["dim"]).value]
         for j, arg in enumerate(block.arguments):
             if j < member.n_inputs:
                 mapping[arg] = self.value(member.sources[j], member.inputs[j], apply_map(maps[j], index),
@@ -195,8 +188,6 @@ class Kernel:
         for inner in op.regions[0].blocks[0].operations:
             if inner.name == "linalg.yield" or (stop is not None and inner == stop):
                 break
-            if inner.name == "linalg.index":  # evaluate() mapped it to the point
-                continue
             operands = [mapping.get(v, v) for v in inner.operands]
             wide = lanes > 1 and any(is_vector(v) for v in operands)
             if wide:
