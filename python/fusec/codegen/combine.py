@@ -128,15 +128,20 @@ def all_reduce(value, comb_name: str):
     return arith.TruncFOp(value.type, total).result if narrow else total
 
 
+def merge_by(comb_name: str):
+    """The merge of two 1-tuples by the combiner `comb_name` (arith.addf, arith.maximumf, ...), as
+    block_reduce and cluster.cluster_reduce take it."""
+    def merge(a, b):
+        return (ir.Operation.create(comb_name, results=[a[0].type], operands=[a[0], b[0]]).result,)
+    return merge
+
+
 def block_combine(value, comb_name: str, tx, threads: int, body):
     """`all_reduce` with one barrier (`block_reduce`): every warp combines the warps' values."""
     narrow = value.type.width < 32
     wide = arith.ExtFOp(ir.F32Type.get(), value).result if narrow else value
 
-    def merge(a, b):
-        return (ir.Operation.create(comb_name, results=[wide.type], operands=[a[0], b[0]]).result,)
-
-    (total,) = block_reduce((wide,), merge, (EMPTY[comb_name],), tx, threads, body)
+    (total,) = block_reduce((wide,), merge_by(comb_name), (EMPTY[comb_name],), tx, threads, body)
     return arith.TruncFOp(value.type, total).result if narrow else total
 
 

@@ -22,7 +22,7 @@ from fusec.mlir import ir
 from torch_mlir.dialects import arith, gpu
 
 from . import cluster, prefetch, row_stash, row_variance
-from .combine import finish_reduction, start_value
+from .combine import finish_reduction, merge_by, start_value
 from .indexing import apply_map, const, count, delinearize, index
 from .kernel import Kernel, identity
 from .launch import launch, store_where, vector_slot
@@ -105,9 +105,7 @@ def _forget(kernel, columns) -> None:
 
 def _across(total, comb_name, c, tx, body):
     """A block's total of a sum, max or min merged with the other blocks of its cluster."""
-    def merge(a, b):
-        return (ir.Operation.create(comb_name, results=[a[0].type], operands=[a[0], b[0]]).result,)
-    return cluster.cluster_reduce((total,), merge, c, tx, body)[0]
+    return cluster.cluster_reduce((total,), merge_by(comb_name), c, tx, body)[0]
 
 
 def _mean_and_variance(kernel, z1, z2, slots, lanes, row, cols, tx, threads, body, stash, c=1) -> None:
