@@ -6,7 +6,10 @@ Kinds (attribute `fusec.kind`), as the fusion rules use them:
   fill         `linalg.fill`: a constant, the initial value of a reduction
   reduction    some loops are reductions (`fusec.reduced_dims` lists them), not a contraction
   contraction  a reduction of products of two operands (matmul and friends)
-  opaque       anything else: non-permutation indexing, `linalg.index`, ops with regions in the body
+  opaque       anything else: non-permutation indexing, ops with regions in the body, a reduction
+               whose body reads its loop indices (`linalg.index`: an all-parallel op may, as an iota
+               computed where it is read does, --fusec-inline-iotas, when the rest of its body is
+               arithmetic: not a `tensor.extract` at indices it computes)
 
 Example:
     %1 = linalg.generic {iterator_types = ["parallel", "reduction"], ...}
@@ -77,6 +80,12 @@ def _dims_of(m) -> list:
     return out
 
 
+def computes_from_indices(inner) -> bool:
+    """Whether body op `inner` is one an iota's body may hold: scalar arithmetic, a loop index, the
+    yield. A `tensor.extract` at computed indices (nearest upsampling, a gather) is not."""
+    return inner.name.split(".", 1)[0] in ("arith", "math") or inner.name in ("linalg.index", "linalg.yield")
+
+
 def classify(op) -> Classification:
     name = op.name
     if name == "linalg.fill":
@@ -87,8 +96,13 @@ def classify(op) -> Classification:
         return Classification("opaque", reason=f"{name} is not a linalg.generic")
     maps, iterators = indexing_maps(op), iterator_kinds(op)
     body = _body_ops(op)
-    if any(inner.name == "linalg.index" or len(inner.regions) for inner in body):
-        return Classification("opaque", reason="the body reads loop indices or holds regions")
+    if any(len(inner.regions) for inner in body):
+        return Classification("opaque", reason="the body holds regions")
+    if any(inner.name == "linalg.index" for inner in body):
+        if "reduction" in iterators:
+            return Classification("opaque", reason="a reduction whose body reads loop indices")
+        if not all(computes_from_indices(inner) for inner in body):
+            return Classification("opaque", reason="the body reads a tensor at indices it computes")
     if any(_dims_of(m) is None for m in maps):
         return Classification("opaque", reason="an operand is read through a non-permutation index")
     cost = body_cost(op)

@@ -7,7 +7,8 @@ fusec emits one PTX module per model, so the kernels must live in one module und
 Algorithm:
   1. walk the host functions in order and number their `gpu.launch_func` ops;
   2. rename the kernel each launch calls to `<host function>_kernel_<n>`, in launch order;
-  3. move the body of every `gpu.module` into the first one, renamed `@fusec_kernels`;
+  3. move the body of every `gpu.module` into the first one, renamed `@fusec_kernels` (a constant
+     `memref.global` that several kernels read, copied into each of their modules, once);
   4. point each `gpu.launch_func` at `@fusec_kernels::@<new name>`.
 
 Before:
@@ -67,9 +68,19 @@ def run(module_op, pass_) -> None:
 
     target = next(iter(gpu_modules.values()))
     target_body = target.regions[0].blocks[0]
+    globals_kept = {_symbol(op) for op in target_body.operations if op.operation.name == "memref.global"}
     for mod_name, mod in gpu_modules.items():
         for op in list(mod.regions[0].blocks[0].operations):
-            if op.operation.name == "gpu.func":
+            if op.operation.name == "memref.global" and mod is not target:
+                # A constant the kernels read (fusec-sink-constant-globals): outlining copied the
+                # host module's global into each module whose kernel reads it; one copy is kept.
+                if _symbol(op) in globals_kept:
+                    op.operation.erase()
+                    continue
+                globals_kept.add(_symbol(op))
+            elif op.operation.name == "memref.global":
+                pass
+            elif op.operation.name == "gpu.func":
                 key = (mod_name, _symbol(op))
                 if key not in new_names:  # a kernel nobody launches: drop it
                     op.operation.erase()

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import math
 
-from .diagnostics import FusecError, location_to_text
+from .diagnostics import FusecError, aten_name_of_location, location_to_text
 from .mlir import ir
+from .unsupported import model_line
 
 __all__ = ["extract_manifest", "evaluate", "format_size", "FORMAT", "DTYPES"]
 
@@ -158,8 +159,12 @@ def extract_manifest(module, *, target: str = "cuda", artifact_key: str = "ptx",
             for v in op.operands:
                 outputs.append(_output(values, v, where(op)))
         else:
-            raise FusecError(f"host op '{opname}' cannot be expressed in the launch manifest",
-                             location=where(op))
+            named = aten_name_of_location(op.location)  # the ATen op it came from (frontend/op_locations)
+            origin = f"fusec cannot compile aten.{named}: its " if named else ""
+            what = " (a constant tensor the host reads: only kernels read constants)" \
+                if opname == "memref.get_global" else ""
+            raise FusecError(f"{origin}host op '{opname}'{what} cannot be expressed in the launch manifest",
+                             location=where(op) or (model_line(source_name) if named else None))
 
     output_buffers = {o["buffer"] for o in outputs}
     for buf in buffers:

@@ -76,7 +76,7 @@ def _fuse(o: CompileOptions) -> list[str]:
              f"fusec-blockwise-sums{{block=4096 few-outputs={o.split_sums} final-block=65536}}"] \
         if o.target == "cuda" and o.split_sums else []
     return ["fusec-narrow-f64", "fusec-erase-unused-results", "fusec-fold-empty-tensors", "fusec-fold-splat-constants",
-            "fusec-fold-unit-reshapes", *split,
+            "fusec-fold-unit-reshapes", "fusec-inline-iotas", *split,
             "canonicalize", "cse",
             "fusec-hoist-parallel-dims", "fusec-classify-ops",
             pass_options(o, FORM)]
@@ -110,14 +110,14 @@ def _lower_to_host_llvm(o: CompileOptions) -> list[str]:
     # Kernels take bare pointers, as the GPU kernels do, so the runtime passes a tensor's address.
     # rsqrt has no libm function: it is expanded (1/sqrt), and integer abs to arith ops; math and
     # arithmetic on bf16 runs in f32 (libm and the CPU have no bf16), and bf16 casts become integer
-    # arithmetic.
+    # arithmetic; integer division by 0 or -1 must not trap (x86's idiv would end the process).
     return [
         "fusec-erase-host-function",
         "func.func(convert-linalg-to-loops)", "expand-strided-metadata", "lower-affine",
         "math-expand-ops{ops=fpowi,rsqrt}", "fusec-expand-integer-abs",
         "math-extend-to-supported-types{target-type=f32}",
         "arith-emulate-unsupported-floats{source-types=bf16 target-type=f32}",
-        "arith-expand{include-bf16=true}", "convert-math-to-libm",
+        "arith-expand{include-bf16=true}", "fusec-guard-integer-division", "convert-math-to-libm",
         "convert-scf-to-cf", "convert-math-to-llvm", "convert-arith-to-llvm", "finalize-memref-to-llvm",
         "convert-cf-to-llvm", "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1}",
         "reconcile-unrealized-casts",
@@ -168,7 +168,8 @@ CUDA_STAGES: list[Stage] = [
           after=(_record_schedules,)),
     Stage("gpu", "host function launching kernels of one gpu.module",
           lambda o: ["func.func(convert-parallel-loops-to-gpu)", "lower-affine", "canonicalize",
-                     "gpu-launch-sink-index-computations", "fusec-static-kernel-buffers", "gpu-kernel-outlining",
+                     "gpu-launch-sink-index-computations", "fusec-static-kernel-buffers", "fusec-sink-constant-globals",
+                     "gpu-kernel-outlining",
                      "fusec-merge-gpu-modules", "fusec-read-only-arguments", "fusec-l2-evict-last",
                      "fusec-align-workgroup-buffers", "canonicalize",
                      "cse"], after=(read_manifest,)),

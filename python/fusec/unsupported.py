@@ -13,7 +13,7 @@ import re
 from .diagnostics import FusecError, aten_name_of_location, location_to_text
 from .mlir import ir
 
-__all__ = ["aten_ops_by_location", "unsupported_ops", "check_supported", "name_unlowered_op"]
+__all__ = ["aten_ops_by_location", "unsupported_ops", "check_supported", "name_unlowered_op", "model_line"]
 
 # Dialects the linalg stage may hold; anything else is an op fusec has no lowering for.
 _LINALG_DIALECTS = {"builtin", "func", "linalg", "tensor", "arith", "math", "affine", "bufferization"}
@@ -59,7 +59,14 @@ def check_supported(comp) -> None:
     origin = related or origin
     source = f"aten.{', aten.'.join(origin)}" if origin else "a torch op"
     raise FusecError(f"fusec cannot compile {source}: it lowers to '{op.name}', which fusec has no "
-                     "GPU lowering for", location=where)
+                     "GPU lowering for", location=where or model_line(comp.source_name))
+
+
+def model_line(source_name: str | None) -> str | None:
+    """Where MODEL.py binds `model`: the place of an op no line of MODEL.py ran (one of a library
+    module's own ops, `model = nn.Embedding(...)`), else None."""
+    from .frontend.model_file import defined_at  # noqa: PLC0415 (torch only for a model)
+    return defined_at(source_name, "model") if source_name else None
 
 
 _NOT_LEGALIZED = re.compile(r"stage 'linalg' failed: (?P<loc>\S+:\d+:\d+): error: failed to legalize operation "

@@ -1,5 +1,5 @@
-// The `tiled` stage for a group that fits neither schedule (here an op whose body reads
-// linalg.index): its ops keep the generic loop mapping, an scf.parallel nest tiled by
+// The `tiled` stage for a group that fits neither schedule (here an op whose body holds a region,
+// an scf.if; a body that reads linalg.index alone is pointwise now): its ops keep the generic loop mapping, an scf.parallel nest tiled by
 // threads-per-block along the innermost dimension and mapped by #gpu.loop_dim_map to blocks
 // (outer loop) and threads (inner loop), with a bounds guard since 256 does not divide 1001.
 
@@ -48,7 +48,13 @@ func.func @main(%x: tensor<37x1001xf32>) -> tensor<37x1001xf32> {
     %i = linalg.index 1 : index
     %ii = arith.index_cast %i : index to i64
     %f = arith.sitofp %ii : i64 to f32
-    %r = arith.addf %a, %f : f32
+    %c = arith.cmpf ogt, %a, %f : f32
+    %r = scf.if %c -> (f32) {
+      %s = arith.addf %a, %f : f32
+      scf.yield %s : f32
+    } else {
+      scf.yield %a : f32
+    }
     linalg.yield %r : f32
   } -> tensor<37x1001xf32>
   return %iota : tensor<37x1001xf32>

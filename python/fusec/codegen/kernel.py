@@ -164,9 +164,21 @@ class Kernel:
             elif len(list(arg.uses)):
                 mapping[arg] = self.value(member.sources[j], member.out, apply_map(maps[j], index),
                                           lanes_of(maps[j], lanes))
-        result = self._clone_body(op, mapping, lanes)
+        result = self._clone_body(op, mapping, lanes, point=index)
         self.cache[key] = result
         return result
+
+    @staticmethod
+    def _loop_index(point, dim: int, lanes: int):
+        """Loop index `dim` at iteration point `point`; with vectors (along the innermost loop dim,
+        as `evaluate` computes them) that index's lanes, point[dim] + 0, 1, ..., lanes - 1."""
+        if lanes == 1 or dim != len(point) - 1:
+            return point[dim]
+        index = ir.IndexType.get()
+        wide = ir.VectorType.get([lanes], index)
+        steps = arith.ConstantOp(wide, ir.DenseElementsAttr.get(
+            [ir.IntegerAttr.get(index, k) for k in range(lanes)], type=wide)).result
+        return arith.AddIOp(vector.BroadcastOp(wide, point[dim]).result, steps).result
 
     def element_of_reduction(self, member, point, lanes: int = 1):
         """The element(s) folded into the accumulator at iteration point `point`, and the combiner."""
@@ -182,12 +194,17 @@ class Kernel:
         x = comb.operands[1] if comb.operands[0] == acc else comb.operands[0]
         return self.widen(self._clone_body(op, mapping, lanes, stop=comb, want=x), lanes), comb
 
-    def _clone_body(self, op, mapping, lanes: int = 1, stop=None, want=None):
+    def _clone_body(self, op, mapping, lanes: int = 1, stop=None, want=None, point=None):
         """Clone the scalar body of a linalg op; an op with a vector operand computes on vectors
-        (every body op is elementwise), its scalar operands broadcast."""
+        (every body op is elementwise), its scalar operands broadcast. A pointwise op's `linalg.index`
+        (an iota computed where it is read, --fusec-inline-iotas) is its iteration point's index."""
         for inner in op.regions[0].blocks[0].operations:
             if inner.name == "linalg.yield" or (stop is not None and inner == stop):
                 break
+            if inner.name == "linalg.index":
+                mapping[inner.results[0]] = self._loop_index(point, ir.IntegerAttr(inner.attributes["dim"]).value,
+                                                             lanes)
+                continue
             operands = [mapping.get(v, v) for v in inner.operands]
             wide = lanes > 1 and any(is_vector(v) for v in operands)
             if wide:

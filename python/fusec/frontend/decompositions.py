@@ -26,7 +26,8 @@ def decompositions(target: str = "cpu") -> dict:
     torch-mlir's C++ decomposition of softmax would hide the max inside one opaque op; and for
     GELU: torch-mlir's tanh form uses 0.797724 for sqrt(2/pi) = 0.7978846 (found by `fusec fuzz`:
     a relative error of 3e-5 at x = 1.5); plus the NaN-propagating max/min family, the variance
-    divisor, 0-d reductions, reciprocal and layer_norm's sign of zero below. `target`: the device
+    divisor, 0-d reductions, reciprocal, integer floor division, as_strided as a reshape and
+    layer_norm's sign of zero below. `target`: the device
     whose eager semantics to follow where the two differ (relu's sign of zero)."""
     table, torch_own = get_decomposition_table(), get_decompositions([aten._softmax, aten._log_softmax, aten.gelu])
     return {**table, **torch_own,
@@ -39,6 +40,8 @@ def decompositions(target: str = "cpu") -> dict:
             aten.var.correction: _variance(aten.var.correction),
             aten.var_mean.correction: _variance(aten.var_mean.correction),
             aten.reciprocal.default: _reciprocal,
+            aten.as_strided.default: _as_strided_reshape,
+            aten.div.Tensor_mode: _integer_floor_division, aten.div.Scalar_mode: _integer_floor_division,
             aten.native_layer_norm.default: _layer_norm_adds_zero(table[aten.native_layer_norm.default]),
             **({aten.relu.default: _relu_as_cuda} if target == "cuda" else {})}
 
@@ -215,6 +218,41 @@ def _reciprocal(x):
     """1 / x. torch-mlir's lowering asserts x != 0 (`cf.assert`, which no fusec target lowers); eager
     gives inf (and an integer x a float result, as true division does)."""
     return aten.div.Tensor(torch.ones((), dtype=x.dtype, device=x.device), x)
+
+
+def _integer_floor_division(a, b, rounding_mode=None):
+    """Floor division of integers (`floor_divide`, `//`, `div(rounding_mode="floor")`) in integers:
+    the truncated quotient, one less where the remainder is not 0 and its sign differs from the
+    divisor's. torch-mlir divides in f64 and floors, which fusec-narrow-f64 then makes f32 (in a
+    model without f64 tensors): wrong past 2^24 (and past 2^53 before narrowing). Floats, and the
+    other rounding modes: NotImplemented."""
+    numbers = (a, b)
+    if rounding_mode != "floor" or any(isinstance(x, float) or (isinstance(x, torch.Tensor) and (
+            x.dtype.is_floating_point or x.dtype.is_complex or x.dtype == torch.bool)) for x in numbers):
+        return NotImplemented
+    q = torch.div(a, b, rounding_mode="trunc")
+    r = a - q * b
+    b_negative = (b < 0) if isinstance(b, torch.Tensor) else bool(b < 0)
+    return torch.where((r != 0) & ((r < 0) != b_negative), q - 1, q)
+
+
+def _as_strided_reshape(x, size, stride, storage_offset=None):
+    """as_strided that reads a contiguous tensor in its own order (the contiguous strides of `size`,
+    offset 0, every element) is a reshape: a view. torch-mlir lowers as_strided as a gather through
+    index tensors it computes at compile time, constants the kernels cannot read (host globals,
+    `memref.get_global`): PyTorch's GroupNorm decomposition for CPU tensors reshapes its per-channel
+    scale and shift so (`w.contiguous().as_strided([N, C], [C, 1])`), and `GroupNorm(32, 512)` did
+    not compile for the GPU. Other as_strided calls, and symbolic sizes: NotImplemented."""
+    sizes = [*size, *stride, storage_offset or 0, x.storage_offset(), x.numel()]
+    if not all(isinstance(n, int) for n in sizes) or (storage_offset or 0) or x.storage_offset() \
+            or not x.is_contiguous() or math.prod(size) != x.numel():
+        return NotImplemented
+    expected = 1
+    for n, s in reversed(list(zip(size, stride))):
+        if n != 1 and s != expected:
+            return NotImplemented
+        expected *= n
+    return aten.view.default(x, list(size))
 
 
 def _layer_norm_adds_zero(torch_decomposition):

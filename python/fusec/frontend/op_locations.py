@@ -38,11 +38,20 @@ def named_op_locations():
 
     cache = fx_importer.ContextCache
     original = cache.get_node_location
+    last = []  # the last file location a node had
 
     def get_node_location(self, node):
         loc = original(self, node)
         name = aten_name(node.target) if node.op == "call_function" else None
-        return loc if loc is None or name is None else Location.name(f"aten.{name}", childLoc=loc, context=self._c)
+        if loc is not None:
+            last[:] = [loc]
+        if name is None:
+            return loc
+        # A node without a recorded stack (one of a library module's own ops, `nn.Embedding` as the
+        # model) gets no location from torch-mlir, which then keeps the previous op's: its name too,
+        # so the error named that op. It is named for itself, at the last file location seen.
+        child = loc if loc is not None else (last[0] if last else Location.unknown(context=self._c))
+        return Location.name(f"aten.{name}", childLoc=child, context=self._c)
 
     cache.get_node_location = get_node_location
     try:

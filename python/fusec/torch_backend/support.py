@@ -1,8 +1,8 @@
 """Which ATen ops fusec takes inside `torch.compile(backend="fusec")`, and why the others stay in PyTorch.
 
 The table is explicit on purpose: an op is given to fusec only when it is listed here as one of the
-kinds fusec's cost model fuses (pointwise, reductions, norms, softmax, casts) or as a view that can
-ride along inside such a region. Everything else, listed with its reason or not listed at all, runs
+kinds fusec's cost model fuses (pointwise, reductions, norms, softmax, casts) or as a view or a
+factory (constants, arange) that can ride along inside such a region. Everything else, listed with its reason or not listed at all, runs
 in PyTorch: contractions (mm, addmm, bmm, linear, convolution) and attention go to PyTorch's
 libraries (cuBLAS, MKL, flash attention), which fusec does not try to beat; data-dependent or
 in-place ops are outside what a launch manifest can express.
@@ -16,22 +16,32 @@ from __future__ import annotations
 import torch
 from torch.fx.passes.operator_support import OperatorSupportBase
 
-__all__ = ["COMPUTE", "PYTORCH", "VIEWS", "FusecOperatorSupport", "is_compute", "op_name", "why_pytorch"]
+__all__ = ["COMPUTE", "FACTORIES", "PYTORCH", "VIEWS", "FusecOperatorSupport", "is_compute", "op_name", "why_pytorch"]
 
 # Kept to what fusec's tests and fuzzer cover: an op fusec then fails on sends its whole region back
 # to PyTorch, so listing an op here is a promise, not a guess.
 _POINTWISE = ["abs", "add", "clamp", "clamp_min", "clamp_max", "div", "eq", "erf", "exp", "ge", "gelu", "gt",
               "le", "log", "lt", "maximum", "minimum", "mul", "ne", "neg", "pow", "reciprocal", "relu",
-              "rsqrt", "sigmoid", "silu", "sqrt", "sub", "tanh", "where"]
+              "rsqrt", "sigmoid", "silu", "sqrt", "sub", "tanh", "where",
+              # integer and comparison arithmetic, T5's position buckets (test/CPU/integer-ops.py)
+              "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "floor_divide", "remainder", "cos", "sin"]
 _REDUCTIONS = ["sum", "mean", "amax", "amin", "var", "var_mean"]
 # _safe_softmax: softmax whose rows of -inf only give 0, not NaN (what attention's math path calls in
 # training graphs: T5's); test/Backend/safe-softmax.py.
 _NORMS = ["native_layer_norm", "layer_norm", "rms_norm", "_fused_rms_norm", "_softmax", "_log_softmax",
-          "softmax", "log_softmax", "_safe_softmax"]
+          "softmax", "log_softmax", "_safe_softmax",
+          # GroupNorm, and BatchNorm with running statistics (eval; test/CPU/norms-eval.py). Not
+          # `batch_norm`: in training it updates the running statistics in place.
+          "native_group_norm", "group_norm", "_native_batch_norm_legit_no_training"]
 _CASTS = ["_to_copy", "clone"]
 
 # Ops with arithmetic: a region must hold at least one of these to be worth a kernel.
 COMPUTE = frozenset(_POINTWISE + _REDUCTIONS + _NORMS + _CASTS)
+# Factories of constants and iotas: computed inside the kernel that reads them (an arange where it is
+# read, --fusec-inline-iotas; a constant as its scalar, --fusec-fold-splat-constants), so taken inside
+# a region, never on their own (a region of factories alone has no input to launch on).
+FACTORIES = frozenset(["arange", "full", "full_like", "zeros", "zeros_like", "ones", "ones_like", "new_ones",
+                       "new_zeros", "new_full", "scalar_tensor"])
 # Shape-only ops: taken inside a region (the region writes the reshaped result), never on their own.
 VIEWS = frozenset(["view", "_unsafe_view", "reshape", "unsqueeze", "squeeze", "expand", "permute",
                    "transpose", "t"])
@@ -56,8 +66,7 @@ PYTORCH = {
     **{op: "in-place update of a graph input (aot_autograd's epilogue)" for op in ["copy_", "copy"]},
     **{op: "random numbers: PyTorch's generator state" for op in ["rand", "randn", "native_dropout",
                                                                   "bernoulli"]},
-    **{op: "creates a tensor from nothing (a factory op)" for op in ["empty", "full", "zeros", "ones",
-                                                                     "arange", "scalar_tensor"]},
+    **{op: "creates a tensor from nothing (a factory op)" for op in ["empty"]},
 }
 
 
@@ -100,7 +109,7 @@ def why_pytorch(node: torch.fx.Node) -> str | None:
         return f"{op_name(node)} is not an ATen op"
     if base in PYTORCH:
         return PYTORCH[base]
-    if base not in COMPUTE and base not in VIEWS:
+    if base not in COMPUTE and base not in VIEWS and base not in FACTORIES:
         return "not in fusec's op table (python/fusec/torch_backend/support.py)"
     if not _shapes_supported(node):
         return "dynamic shape: fusec compiles static shapes and dynamic rows (dim 0) only"

@@ -3,7 +3,7 @@
 MLIR's Python bindings, its LLVM IR translation and llvmlite run native code that can die on a bad
 module (a SIGSEGV after "missing LLVMTranslationDialectInterface registration", issue 22) instead
 of raising. As Inductor's compile workers do, the backend therefore compiles each region in a
-worker process: the region's graph (pickled: its code and constants), its input shapes and dtypes
+worker process: the region's graph (node by node, `graph_pickle`), its input shapes and dtypes
 and the compile options go in; the artifact (PTX, or the cpu target's llvm-dialect module) and
 the launch manifest come back, and the parent builds the CompiledModel from them as the disk cache
 does. A cpu-target worker also JIT-loads the module and runs it once on zeros before answering,
@@ -41,6 +41,7 @@ import sys
 import threading
 
 from ..diagnostics import FusecError
+from . import graph_pickle
 from .kernel import RegionCrashed, WorkerError, compile_graph
 
 __all__ = ["compile_in_worker", "in_process", "pool_size", "warm_up"]
@@ -159,7 +160,7 @@ def compile_in_worker(gm, sig, opts: dict, ops: list):
     from torch._subclasses.fake_tensor import unset_fake_temporarily  # noqa: PLC0415 (torch only here)
 
     with unset_fake_temporarily():
-        graph = pickle.dumps(gm)
+        graph = graph_pickle.dumps(gm)  # node by node: pickling the module re-traces its code
     job = {"graph": graph, "sig": [(shape, dtype) for shape, dtype, _ in sig], "options": opts, "ops": ops,
            "crash": os.environ.get(TEST_CRASH_ENV)}
     ok, value = _get_pool().run(job)  # RegionCrashed if the worker dies
@@ -205,7 +206,7 @@ def serve() -> None:
         try:
             _crash_if_asked(job["crash"], job["ops"])
             sig = [(shape, dtype, torch.device("cpu")) for shape, dtype in job["sig"]]
-            compiled = compile_graph(pickle.loads(job["graph"]), sig, job["options"], trial_run=True)
+            compiled = compile_graph(graph_pickle.loads(job["graph"]), sig, job["options"], trial_run=True)
             comp = compiled.compilation
             answer = (True, {"options": dataclasses.asdict(comp.options), "manifest": comp.manifest,
                              "artifact": comp.artifact, "source": comp.source_name,

@@ -1,0 +1,22 @@
+"""Constants and iotas inside the kernels, none of them a host global: full, full_like, zeros_like,
+ones_like, new_ones, scalar_tensor (splat constants, read as their value); arange with a start, a
+step and a float step, an arange of a row index minus a column index; and constant tensors of
+several values (normalization constants, a table), which the kernels read from their own module."""
+
+import torch
+
+_MEAN = torch.tensor([0.485, 0.456, 0.406]).view(1, 3, 1, 1)
+_TABLE = torch.linspace(-1, 1, 96).reshape(3, 32) ** 3
+
+
+def model(x, mask):
+    constants = (torch.full((2, 3, 16, 32), 3.0) * x + torch.full_like(x, -0.5) + torch.zeros_like(x)
+                 + torch.ones_like(x) * x.new_ones(2, 3, 16, 32) + torch.scalar_tensor(1.5) * x)
+    iotas = (torch.arange(3, 99, 3)[None, :] - torch.arange(16)[:, None] * 2).float() \
+        + torch.arange(0.0, 1.6, 0.05)[None, :]
+    masked = torch.where(mask, torch.full_like(x, float("-inf")), x).softmax(-1)
+    tables = (x - _MEAN) * _TABLE[:, None, :]
+    return constants + iotas, masked, tables
+
+
+example_inputs = (torch.randn(2, 3, 16, 32), torch.rand(2, 3, 16, 32) < 0.3)
