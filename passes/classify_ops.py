@@ -2,14 +2,16 @@
 
 Kinds (attribute `fusec.kind`), as the fusion rules use them:
   pointwise    all loops parallel, every operand read at the output's own index (a permutation)
-  broadcast    all loops parallel, some operand read at fewer dims (`(d0, d1) -> (d1)`)
+  broadcast    all loops parallel, some operand read at fewer dims (`(d0, d1) -> (d1)`); or read
+               through an index map such as `d1 + 64` or `(d1 - 32) mod 32` (a slice, a cat:
+               --fusec-fold-layout-ops, --fusec-concat-to-generic, whose body reads `linalg.index`)
   fill         `linalg.fill`: a constant, the initial value of a reduction
   reduction    some loops are reductions (`fusec.reduced_dims` lists them), not a contraction
   contraction  a reduction of products of two operands (matmul and friends)
-  opaque       anything else: non-permutation indexing, ops with regions in the body, a reduction
-               whose body reads its loop indices (`linalg.index`: an all-parallel op may, as an iota
-               computed where it is read does, --fusec-inline-iotas, when the rest of its body is
-               arithmetic: not a `tensor.extract` at indices it computes)
+  opaque       anything else: reductions whose body reads `linalg.index` or that read through index
+               maps, bodies that read a tensor at computed indices (gathers), ops with regions in the
+               body. An all-parallel op may read its loop indices: an iota computed where it is read
+               (--fusec-inline-iotas) when the rest of its body is arithmetic, or a cat's piece pick
 
 Example:
     %1 = linalg.generic {iterator_types = ["parallel", "reduction"], ...}
@@ -98,20 +100,27 @@ def classify(op) -> Classification:
     body = _body_ops(op)
     if any(len(inner.regions) for inner in body):
         return Classification("opaque", reason="the body holds regions")
+    if any(inner.name == "tensor.extract" for inner in body):
+        return Classification("opaque", reason="the body reads a tensor at computed indices (a gather)")
     if any(inner.name == "linalg.index" for inner in body):
         if "reduction" in iterators:
             return Classification("opaque", reason="a reduction whose body reads loop indices")
         if not all(computes_from_indices(inner) for inner in body):
             return Classification("opaque", reason="the body reads a tensor at indices it computes")
-    if any(_dims_of(m) is None for m in maps):
-        return Classification("opaque", reason="an operand is read through a non-permutation index")
     cost = body_cost(op)
     reduced = tuple(i for i, k in enumerate(iterators) if k == "reduction")
+    n_inputs = len(op.opview.inputs)
+    if "fusec.concat" in op.attributes or any(_dims_of(m) is None for m in maps):
+        # Reads through index maps (a slice, a cat: --fusec-fold-layout-ops, --fusec-concat-to-generic;
+        # a cat's body reads the loop index only to pick its piece): pointwise over its output, which
+        # the kernel evaluator computes at any index. Not for reductions (their rows are read in order).
+        if not reduced and all(_dims_of(m) is not None for m in maps[n_inputs:]):
+            return Classification("broadcast", cost=cost, reason="reads its operands through index maps")
+        return Classification("opaque", reason="a reduction that reads a non-permutation index")
     if not reduced:
         n = len(iterators)
         full = all(len(_dims_of(m)) == n for m in maps)
         return Classification("pointwise" if full else "broadcast", cost=cost)
-    n_inputs = len(op.opview.inputs)
     ins = maps[:n_inputs]
     if _is_contraction(op, ins, reduced):
         return Classification("contraction", reduced, False, cost, "a reduction of products of two operands")
@@ -121,6 +130,17 @@ def classify(op) -> Classification:
             and len(op.opview.outputs) == 1 and combiner(op) is not None)
     axes = tuple(pos for pos, d in enumerate(_dims_of(full[0])) if d in reduced) if full else ()
     return Classification("reduction", reduced, fits, cost, reduced_axes=axes)
+
+
+def reads_through_index_maps(op) -> bool:
+    """Whether some input is read at other points than its own, in order (a transpose, a slice, a
+    cat: its producer may be of any shape), not only broadcast along missing dims."""
+    maps = indexing_maps(op)
+    for m in maps[:len(op.opview.inputs)]:
+        dims = _dims_of(m)
+        if dims is None or dims != sorted(dims):
+            return True
+    return "fusec.concat" in op.attributes
 
 
 def full_input(op):

@@ -27,7 +27,7 @@ from fusec.dialects.fusec_dialect import type_runs
 from fusec.knobs import pass_option_table
 from fusec.mlir import ir
 
-from .classify_ops import classify, full_input, indexing_maps
+from .classify_ops import classify, full_input, indexing_maps, reads_through_index_maps
 
 FLAG = "fusec-form-groups"
 SUMMARY = "Group linalg ops into fusec.group kernels with the fusion cost model"
@@ -68,6 +68,8 @@ def _shape(value) -> tuple:
 
 
 def _label(index: int, op) -> str:
+    if "fusec.concat" in op.attributes:  # --fusec-concat-to-generic's select among the pieces
+        return f"op{index}:cat"
     if op.name == "linalg.generic":
         names = [inner.name.split(".", 1)[1] for inner in op.regions[0].blocks[0].operations
                  if inner.name != "linalg.yield"]
@@ -116,7 +118,8 @@ def describe(ops, ret) -> list[OpNode]:
         kind = c.kind if c else "opaque"
         node = OpNode(i, _label(i, op), kind, shape, _shape(op.results[0]) if len(op.results) else (),
                       sum(nbytes(r) for r in op.results), operands,
-                      tuple(c.reduced_axes) if c else (), c.row_template if c else False, c.cost if c else 0)
+                      tuple(c.reduced_axes) if c else (), c.row_template if c else False, c.cost if c else 0,
+                      index_maps=kind == "broadcast" and op.name == "linalg.generic" and reads_through_index_maps(op))
         nodes.append(node)
     body = {op.operation for op in ops}
     for node, op in zip(nodes, ops):

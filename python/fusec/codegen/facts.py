@@ -18,7 +18,7 @@ from fusec.mlir import ir
 from fusec.passes.classify_ops import classify, combiner, full_input, indexing_maps
 
 from . import prefetch, row_variance
-from .indexing import DYNAMIC, element_bytes, vector_access
+from .indexing import DYNAMIC, element_bytes, shifted_lanes, vector_access
 from .kernel import Member, has_identity
 from .plan import Facts
 
@@ -59,9 +59,11 @@ def read_group(ops, gid: int, kind: str) -> tuple[Facts, Group | None]:
     buffers = [v for m in members for v in m.inputs + [m.out] if isinstance(v.type, ir.MemRefType)]
     widths = tuple(sorted({element_bytes(ir.MemRefType(b.type).element_type) for b in buffers}))
     if not group.reductions:
-        misses = {"outputs"} if any(_misses(w) for _, w in outputs) else set()
+        limits = []
+        misses = {"outputs"} if any(_misses(w, limits) for _, w in outputs) else set()
         shapes = tuple(tuple(None if d == DYNAMIC else d for d in w.shape) for _, w in outputs)
-        return Facts(gid, element_bytes=widths, vector_misses=frozenset(misses), out_shapes=shapes), group
+        return Facts(gid, element_bytes=widths, vector_misses=frozenset(misses), out_shapes=shapes,
+                     max_lanes=min(limits, default=16)), group
     problem = _read_rows(group)
     if problem:
         return Facts(gid, refusal=problem), None
@@ -74,7 +76,7 @@ def _row_facts(gid: int, group: Group, widths: tuple) -> Facts:
     if any(_misses(w) for _, w in group.outputs if w.shape == group.full and w.kind != "reduction"):
         misses.add("outputs")
     accesses = [vector_access(m) for _, m in group.prefetch]
-    if "across" in accesses:
+    if "across" in accesses or "shifted" in accesses:
         misses.add("prefetch")
     loads = tuple((a == "vector", element_bytes(ir.MemRefType(buf.type).element_type))
                   for a, (buf, _) in zip(accesses, group.prefetch))
@@ -112,7 +114,7 @@ def _column_misses(z, col: int) -> bool:
     for j in range(z.n_inputs):
         access = vector_access(z.maps[j], col)
         source = z.sources[j]
-        if access == "across" or (access == "vector" and source is not None
+        if access in ("across", "shifted") or (access == "vector" and source is not None
                                   and source.kind in ("pointwise", "broadcast") and _evaluation_misses(source, seen)):
             return True
     return False
@@ -234,19 +236,44 @@ def _squeezed(shape) -> list:
 # An operand read through a "vector" access is computed with vectors too (its producer evaluated in
 # turn); a "scalar" one (broadcast along the vectorized dim) is computed once, with lanes 1.
 
-def _misses(writer) -> bool:
-    """Whether the value `writer` wrote, computed with vectors, reads an operand across its dims."""
-    return writer.kind in ("pointwise", "broadcast") and _evaluation_misses(writer, {})
+def _misses(writer, limits: list | None = None) -> bool:
+    """Whether the value `writer` wrote, computed with vectors, reads an operand across its dims
+    (with `limits`: the flat trace, which may read shifted accesses as vectors)."""
+    return writer.kind in ("pointwise", "broadcast") and _evaluation_misses(writer, {}, limits)
 
 
-def _evaluation_misses(member, seen: dict) -> bool:
+def _evaluation_misses(member, seen: dict, limits: list | None = None) -> bool:
     if id(member) not in seen:
         maps = member.maps
         block = member.op.regions[0].blocks[0]
-        seen[id(member)] = any(_read_misses(member.sources[j], maps[j], seen)
-                               for j, arg in enumerate(block.arguments)
-                               if j < member.n_inputs or len(list(arg.uses)))
+        operands = member.inputs + [member.out]
+        seen[id(member)] = _index_misses(member, limits) or any(
+            _read_misses(member.sources[j], maps[j], seen, operands[j], limits)
+            for j, arg in enumerate(block.arguments) if j < member.n_inputs or len(list(arg.uses)))
     return seen[id(member)]
+
+
+def _index_misses(member, limits: list | None) -> bool:
+    """A body that reads the loop index is evaluated on scalars, but for a cat's (`fusec.concat`) in
+    the flat trace: its index only picks the piece, the same for every element of a vector whose
+    width divides the pieces' offsets (recorded in `limits`)."""
+    dims = [ir.IntegerAttr(inner.attributes["dim"]).value for inner in member.op.regions[0].blocks[0].operations
+            if inner.name == "linalg.index"]
+    if not dims:
+        return False
+    if limits is None or "fusec.concat" not in member.op.attributes:
+        return True
+    inner = len(member.maps[-1].results) - 1
+    if inner in dims:
+        offsets, total = [], 0
+        for buf in member.inputs:
+            total += ir.MemRefType(buf.type).shape[inner]
+            offsets.append(total)
+        lanes = 16
+        while lanes > 1 and any(o % lanes for o in offsets):
+            lanes //= 2
+        limits.append(lanes)
+    return False
 
 
 def _element_misses(z) -> bool:
@@ -256,9 +283,13 @@ def _element_misses(z) -> bool:
     return any(_read_misses(z.sources[j], maps[j], seen) for j in range(z.n_inputs))
 
 
-def _read_misses(source, m, seen: dict) -> bool:
+def _read_misses(source, m, seen: dict, operand=None, limits: list | None = None) -> bool:
+    """With `limits` (the flat trace), a shifted access (through a slice's or a cat's index map) is
+    a vector no wider than `shifted_lanes`, recorded there; elsewhere it misses."""
     access = vector_access(m)
-    if access == "across":
+    if access == "across" or (access == "shifted" and limits is None):
         return True
-    return access == "vector" and source is not None and source.kind in ("pointwise", "broadcast") \
-        and _evaluation_misses(source, seen)
+    if access == "shifted":
+        limits.append(shifted_lanes(m, tuple(ir.MemRefType(operand.type).shape)))
+    return access in ("vector", "shifted") and source is not None and source.kind in ("pointwise", "broadcast") \
+        and _evaluation_misses(source, seen, limits)

@@ -8,9 +8,10 @@ is dynamic (a batch of rows: `memref.dim` on the host, an argument of the kernel
 from __future__ import annotations
 
 import math
+import re
 
 from fusec.mlir import ir
-from torch_mlir.dialects import arith, memref
+from torch_mlir.dialects import affine, arith, memref
 
 DYNAMIC = ir.ShapedType.get_dynamic_size()
 
@@ -25,8 +26,9 @@ def index(n):
 
 
 def apply_map(m, point):
-    """Evaluate a projected-permutation map (with constant-0 results) at index values `point`.
-    Members classified pointwise, broadcast or reduction have no other maps (`classify_ops`)."""
+    """Evaluate map `m` at index values `point`: a dim is the point's value, a constant a constant,
+    any other affine expression (an index map of a layout op: `d1 + 64`, `(d3 - 32) mod 32`,
+    `d2 * 16 + d3`; `fusec-fold-layout-ops`) an `affine.apply`, which lower-affine expands."""
     out = []
     for e in m.results:
         text = str(e)
@@ -35,7 +37,9 @@ def apply_map(m, point):
         elif text.lstrip("-").isdigit():
             out.append(const(int(text)))
         else:
-            raise ValueError(f"index expression {text} (not a projected permutation)")
+            used = sorted({int(d) for d in re.findall(r"\bd(\d+)\b", text)})
+            one = ir.AffineMap.get(m.n_dims, 0, [e])
+            out.append(affine.AffineApplyOp(one, [point[d] if d in used else const(0) for d in range(m.n_dims)]).result)
     return out
 
 
@@ -60,9 +64,64 @@ def vector_access(m, dim: int | None = None) -> str:
     no vector load reads that; the group's facts note it, and the plan then keeps lanes 1)."""
     inner = f"d{m.n_dims - 1 if dim is None else dim}"
     results = [str(e) for e in m.results]
-    if inner not in results:
+    reading = [r for r in results if re.search(rf"\b{inner}\b", r)]
+    if not reading:
         return "scalar"
-    return "vector" if results[-1] == inner else "across"
+    if results[-1] == inner and reading == [inner]:
+        return "vector"
+    # An index map through the dim (a slice's `d1 + 64`, a cat's `(d1 - 32) mod 32`) whose elements
+    # along it are consecutive: "shifted", a vector where `shifted_lanes` says how wide it may be.
+    inner_pos = m.n_dims - 1 if dim is None else dim
+    return "shifted" if reading == [results[-1]] and _shift(m.results[-1], inner_pos) is not None else "across"
+
+
+def _terms(e):
+    """A linear affine expr as ({dim: coefficient}, constant), or None (mod, floordiv, symbols)."""
+    e = e.maybe_downcast()
+    if isinstance(e, ir.AffineDimExpr):
+        return {e.position: 1}, 0
+    if isinstance(e, ir.AffineConstantExpr):
+        return {}, e.value
+    if isinstance(e, ir.AffineAddExpr):
+        a, b = _terms(e.lhs), _terms(e.rhs)
+        if a is None or b is None:
+            return None
+        dims = dict(a[0])
+        for d, c in b[0].items():
+            dims[d] = dims.get(d, 0) + c
+        return dims, a[1] + b[1]
+    if isinstance(e, ir.AffineMulExpr):
+        a, b = _terms(e.lhs), _terms(e.rhs)
+        if a is None or b is None or (a[0] and b[0]):
+            return None
+        (dims, k), c = (a, b[1]) if a[0] else (b, a[1])
+        return {d: v * c for d, v in dims.items()}, k * c
+    return None
+
+
+def _shift(e, inner: int):
+    """For `e` = L + inner or (L + inner) mod s (L linear in the other dims): the numbers every one
+    of which a vector's width must divide for its elements to be consecutive and aligned (the other
+    coefficients, the constant, s); None when `e` has another form."""
+    e = e.maybe_downcast()
+    modulus = None
+    if isinstance(e, ir.AffineModExpr) and isinstance(e.rhs.maybe_downcast(), ir.AffineConstantExpr):
+        modulus, e = e.rhs.maybe_downcast().value, e.lhs
+    t = _terms(e)
+    if t is None or t[0].get(inner) != 1:
+        return None
+    return [c for d, c in t[0].items() if d != inner] + [t[1]] + ([modulus] if modulus is not None else [])
+
+
+def shifted_lanes(m, operand_shape, dim: int | None = None) -> int:
+    """The widest vector (16 elements at most) a "shifted" access through `m` may read: every
+    number of `_shift` and the operand's row length (so each row starts aligned) a multiple of it."""
+    numbers = _shift(m.results[-1], m.n_dims - 1 if dim is None else dim) + list(operand_shape[-1:]) \
+        if len(operand_shape) > 1 else _shift(m.results[-1], m.n_dims - 1 if dim is None else dim)
+    lanes = 16
+    while lanes > 1 and any(n % lanes for n in numbers):
+        lanes //= 2
+    return lanes
 
 
 def lanes_of(m, lanes: int, dim: int | None = None) -> int:
@@ -74,7 +133,7 @@ def lanes_of(m, lanes: int, dim: int | None = None) -> int:
     access = vector_access(m, dim)
     if access == "across":  # the plan gave this group lanes 1 (facts.vector_misses): a bug if reached
         raise ValueError("the vectorized dim is not the operand's innermost")
-    return lanes if access == "vector" else 1
+    return lanes if access in ("vector", "shifted") else 1  # shifted: the plan kept lanes within its limit
 
 
 def element_bytes(element_type) -> int:

@@ -157,6 +157,14 @@ class Kernel:
         maps = member.maps
         block = op.regions[0].blocks[0]
         mapping = {}
+        for inner in block.operations:  # the body's loop indices: the point's own
+            if inner.name == "linalg.index":
+                # An iota's (--fusec-inline-iotas) has one index per lane; a cat's select picks one
+                # piece for the whole vector (its pieces' offsets are multiples of the width:
+                # facts._index_misses), so it reads the point's index alone.
+                dim = ir.IntegerAttr(inner.attributes["dim"]).value
+                mapping[inner.results[0]] = (index[dim] if "fusec.concat" in op.attributes
+                                             else self._loop_index(index, dim, lanes))
         for j, arg in enumerate(block.arguments):
             if j < member.n_inputs:
                 mapping[arg] = self.value(member.sources[j], member.inputs[j], apply_map(maps[j], index),
@@ -164,7 +172,7 @@ class Kernel:
             elif len(list(arg.uses)):
                 mapping[arg] = self.value(member.sources[j], member.out, apply_map(maps[j], index),
                                           lanes_of(maps[j], lanes))
-        result = self._clone_body(op, mapping, lanes, point=index)
+        result = self._clone_body(op, mapping, lanes)
         self.cache[key] = result
         return result
 
@@ -194,16 +202,14 @@ class Kernel:
         x = comb.operands[1] if comb.operands[0] == acc else comb.operands[0]
         return self.widen(self._clone_body(op, mapping, lanes, stop=comb, want=x), lanes), comb
 
-    def _clone_body(self, op, mapping, lanes: int = 1, stop=None, want=None, point=None):
+    def _clone_body(self, op, mapping, lanes: int = 1, stop=None, want=None):
         """Clone the scalar body of a linalg op; an op with a vector operand computes on vectors
         (every body op is elementwise), its scalar operands broadcast. A pointwise op's `linalg.index`
-        (an iota computed where it is read, --fusec-inline-iotas) is its iteration point's index."""
+        was mapped by `evaluate` to its iteration point's index."""
         for inner in op.regions[0].blocks[0].operations:
             if inner.name == "linalg.yield" or (stop is not None and inner == stop):
                 break
-            if inner.name == "linalg.index":
-                mapping[inner.results[0]] = self._loop_index(point, ir.IntegerAttr(inner.attributes["dim"]).value,
-                                                             lanes)
+            if inner.name == "linalg.index":  # evaluate() mapped it to the point
                 continue
             operands = [mapping.get(v, v) for v in inner.operands]
             wide = lanes > 1 and any(is_vector(v) for v in operands)

@@ -55,6 +55,7 @@ class Facts:
     columns: bool = False  # a column reduction: the rows' last dim (parallel) is the inputs' innermost
     # The flat schedule (pointwise groups)
     out_shapes: tuple = ()  # the outputs' shapes (None: a dynamic extent)
+    max_lanes: int = 16  # the widest vector its reads through index maps allow (slices, cats: `shifted_lanes`)
 
     @property
     def n_rows(self):
@@ -306,7 +307,7 @@ def _plan_flat(facts: Facts, knobs: Knobs) -> Plan | Refusal:
     shape = shapes.pop()
     if None in shape[1:]:
         return Refusal("a dynamic dim other than the outermost")
-    lanes = vector_lanes(facts.element_bytes)
+    lanes = min(vector_lanes(facts.element_bytes), facts.max_lanes)
     if lanes > 1 and (not shape or shape[-1] is None or shape[-1] % lanes or "outputs" in facts.vector_misses):
         lanes = 1
     elements = None if None in shape else math.prod(shape)

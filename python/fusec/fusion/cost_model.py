@@ -13,7 +13,9 @@ The rules, from the handbook chapter (`../shared/seed/`):
   4. a reduction along other axes than the group's starts a new group, and the reason is recorded;
   5. a value with several consumers is recomputed when cheap, else materialized (written to memory);
   6. an estimate of registers per thread caps a group;
-  7. contractions and opaque ops end groups.
+  7. contractions and opaque ops end groups;
+  8. (siblings) pointwise groups of one shape that read one tensor through index maps (q, k and v
+     split into heads from one packed qkv) share a kernel: one launch instead of one per slice.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ import dataclasses
 import math
 
 from fusec.knobs import knob
+
+from .siblings import merge_siblings
 
 __all__ = ["OpNode", "Operand", "Group", "Decision", "FusionPolicy", "form_groups", "FUSION_MODES"]
 
@@ -52,6 +56,9 @@ class OpNode:
     cost: int = 1  # arithmetic cost of one element (transcendentals count more)
     used_outside: bool = False  # the value leaves the function or feeds a non-linalg op
     users: list = dataclasses.field(default_factory=list)  # indices of consumer OpNodes
+    # Reads an operand through an index map (a slice, a cat, a transpose): a pointwise producer of any
+    # shape can be recomputed at the points it reads.
+    index_maps: bool = False
 
 
 @dataclasses.dataclass
@@ -129,6 +136,8 @@ class _Former:
         for node in self.nodes:  # fills nobody consumed
             if node.kind == "fill" and node.index not in self.group_of:
                 self._new_group(node, "an initial value with no consumer in the function")
+        if self.policy.mode == "full":
+            merge_siblings(self, estimate_registers)
         live = [g for g in self.groups if g.members]
         for new_id, group in enumerate(live):
             group.members.sort()
@@ -255,10 +264,13 @@ class _Former:
                           for m in other.members)
             if not private:
                 return False, 5, "its values are also used by other kernels: materialized"
-            if not (_same(other.shape, group.shape) or math.prod(other.shape) < math.prod(group.shape)):
+            if node.index_maps and not _same(other.shape, group.shape):
+                rule, reason = 1, "read through an index map (a slice, a cat, a transpose): recomputed at the points read"
+            elif not (_same(other.shape, group.shape) or math.prod(other.shape) < math.prod(group.shape)):
                 return False, 1, (f"shape {list(other.shape)} is not broadcast into the group's "
                                   f"{list(group.shape)}")
-            rule, reason = 1, "broadcast producer recomputed inside the consumer's kernel"
+            else:
+                rule, reason = 1, "broadcast producer recomputed inside the consumer's kernel"
         elif other.kind == "reduction" and group.kind == "reduction":
             if _same(other.shape, group.shape) and other.reduced_axes == group.reduced_axes:
                 rule, reason = 3, "reductions over the same rows and axes share one kernel"

@@ -1,8 +1,9 @@
 """Which ATen ops fusec takes inside `torch.compile(backend="fusec")`, and why the others stay in PyTorch.
 
 The table is explicit on purpose: an op is given to fusec only when it is listed here as one of the
-kinds fusec's cost model fuses (pointwise, reductions, norms, softmax, casts) or as a view or a
-factory (constants, arange) that can ride along inside such a region. Everything else, listed with its reason or not listed at all, runs
+kinds fusec's cost model fuses (pointwise, reductions, norms, softmax, casts), as a view or layout
+op (slices, cat, transposes: index maps of the kernel's reads) or as a factory (constants, arange)
+that can ride along inside such a region. Everything else, listed with its reason or not listed at all, runs
 in PyTorch: contractions (mm, addmm, bmm, linear, convolution) and attention go to PyTorch's
 libraries (cuBLAS, MKL, flash attention), which fusec does not try to beat; data-dependent or
 in-place ops are outside what a launch manifest can express.
@@ -16,7 +17,8 @@ from __future__ import annotations
 import torch
 from torch.fx.passes.operator_support import OperatorSupportBase
 
-__all__ = ["COMPUTE", "FACTORIES", "PYTORCH", "VIEWS", "FusecOperatorSupport", "is_compute", "op_name", "why_pytorch"]
+__all__ = ["COMPUTE", "FACTORIES", "LAYOUT", "PYTORCH", "VIEWS", "FusecOperatorSupport", "is_compute", "op_name",
+           "why_pytorch"]
 
 # Kept to what fusec's tests and fuzzer cover: an op fusec then fails on sends its whole region back
 # to PyTorch, so listing an op here is a promise, not a guess.
@@ -45,6 +47,12 @@ FACTORIES = frozenset(["arange", "full", "full_like", "zeros", "zeros_like", "on
 # Shape-only ops: taken inside a region (the region writes the reshaped result), never on their own.
 VIEWS = frozenset(["view", "_unsafe_view", "reshape", "unsqueeze", "squeeze", "expand", "permute",
                    "transpose", "t"])
+# Layout ops: inside a region they are index maps of the kernel's reads (fusec-fold-layout-ops,
+# fusec-concat-to-generic: a slice is an offset, a cat a select among its pieces), no copies. Unlike
+# views they stay in a region at its edges (a slice of a region's input is read in place, where in
+# PyTorch it would hand the kernel a strided view to copy); a region of layout ops alone is dropped.
+LAYOUT = frozenset(["slice", "select", "narrow", "split", "split_with_sizes", "chunk", "unbind", "cat", "stack",
+                    "roll", "flip"])
 
 _MATMUL = "matmul (contraction): PyTorch's cuBLAS/MKL kernel; fusec does not compile contractions"
 _ATTENTION = "attention: PyTorch's fused attention kernel; fusec does not compile attention"
@@ -60,9 +68,7 @@ PYTORCH = {
                                  "_scaled_dot_product_fused_attention_overrideable"]},
     **{op: "gather/indexing: data-dependent addressing, not in fusec's kernels"
        for op in ["embedding", "index", "index_select", "gather", "scatter", "scatter_add"]},
-    **{op: "layout op: slices and concatenation move data without compute (PyTorch views or copies)"
-       for op in ["split", "split_with_sizes", "slice", "select", "cat", "stack", "narrow", "unbind", "chunk",
-                  "as_strided"]},
+    "as_strided": "layout op: arbitrary strides over storage, which a launch manifest does not express",
     **{op: "in-place update of a graph input (aot_autograd's epilogue)" for op in ["copy_", "copy"]},
     **{op: "random numbers: PyTorch's generator state" for op in ["rand", "randn", "native_dropout",
                                                                   "bernoulli"]},
@@ -109,11 +115,22 @@ def why_pytorch(node: torch.fx.Node) -> str | None:
         return f"{op_name(node)} is not an ATen op"
     if base in PYTORCH:
         return PYTORCH[base]
-    if base not in COMPUTE and base not in VIEWS and base not in FACTORIES:
+    if base not in COMPUTE and base not in VIEWS and base not in LAYOUT and base not in FACTORIES:
         return "not in fusec's op table (python/fusec/torch_backend/support.py)"
     if not _shapes_supported(node):
         return "dynamic shape: fusec compiles static shapes and dynamic rows (dim 0) only"
+    if base in LAYOUT and not _static(node):
+        return "layout op over dynamic rows: fusec folds layout ops of static shapes only"
     return None
+
+
+def _static(node: torch.fx.Node) -> bool:
+    vals = [node.meta.get("val")] + [a.meta.get("val") for a in node.all_input_nodes]
+    for val in vals:
+        for t in (val if isinstance(val, (tuple, list)) else (val,)):
+            if isinstance(t, torch.Tensor) and not all(isinstance(d, int) for d in t.shape):
+                return False
+    return True
 
 
 def is_compute(node: torch.fx.Node) -> bool:

@@ -1,0 +1,88 @@
+# The fusion cost model on ops that read through index maps (slices, cats, transposes: their
+# OpNode's `index_maps`), plain Python: a producer of any shape is recomputed at the points such an
+# op reads (rule 1), which a plain broadcast may not do; and rule 8, siblings of one shape that read
+# one tensor through index maps (q, k, v of a packed qkv) share a kernel, unless they depend on
+# each other or fusion is not `full`.
+# RUN: %python %s | FileCheck %s
+
+from fusec.fusion.cost_model import FusionPolicy, Operand, OpNode, form_groups
+
+F32 = 4
+
+
+def node(i, shape, operands, index_maps=False, kind="pointwise"):
+    n = 1
+    for s in shape:
+        n *= s
+    return OpNode(i, f"op{i}", kind, tuple(shape), tuple(shape), n * F32, operands, index_maps=index_maps)
+
+
+def arg(name, nbytes=4096):
+    return Operand(name, nbytes)
+
+
+def use(producer, nodes):
+    return Operand(f"v{producer}", nodes[producer].out_bytes, producer)
+
+
+def show(name, nodes, policy=None):
+    for n in nodes:
+        for o in n.operands:
+            if o.producer is not None and n.index not in nodes[o.producer].users:
+                nodes[o.producer].users.append(n.index)
+    groups, decisions = form_groups(nodes, policy)
+    print(f"TEST: {name}")
+    print("groups:", [g.members for g in groups])
+    for d in decisions:
+        print(" ", d.as_text())
+
+
+# y = x * 2 over [8, 128], then y[:, 64:] + 1 over [8, 64] (read through `d1 + 64`): one kernel.
+# CHECK-LABEL: TEST: larger_producer_through_index_map
+# CHECK-NEXT:  groups: {{\[}}[0, 1]]
+# CHECK-NEXT:    op0 -> op1: fuse (rule 1; saves 8192 bytes): read through an index map (a slice, a cat, a transpose): recomputed at the points read
+nodes = [node(0, (8, 128), [arg("x")])]
+nodes.append(node(1, (8, 64), [use(0, nodes)], index_maps=True))
+show("larger_producer_through_index_map", nodes)
+
+# a, b = y.chunk(2): silu(a) * b, both halves of y read through index maps: one kernel.
+# CHECK-LABEL: TEST: chunk_of_a_producer
+# CHECK-NEXT:  groups: {{\[}}[0, 1, 2]]
+nodes = [node(0, (8, 128), [arg("x")])]
+nodes.append(node(1, (8, 64), [use(0, nodes)], index_maps=True))
+nodes.append(node(2, (8, 64), [use(1, nodes), use(0, nodes)], index_maps=True))
+show("chunk_of_a_producer", nodes)
+
+# The same consumer without an index map (a plain broadcast) may not absorb a larger producer.
+# CHECK-LABEL: TEST: larger_producer_without_index_map
+# CHECK-NEXT:  groups: {{\[}}[0], [1]]
+# CHECK-NEXT:    op0 -> op1: split (rule 1; saves 0 bytes): shape [8, 64] differs from the group's [8, 128]
+nodes = [node(0, (8, 128), [arg("x")])]
+nodes.append(node(1, (8, 64), [use(0, nodes)], kind="broadcast"))
+show("larger_producer_without_index_map", nodes)
+
+# q * s, k * s, v + 0, each through its slice of qkv: one kernel (rule 8).
+# CHECK-LABEL: TEST: siblings
+# CHECK-NEXT:  groups: {{\[}}[0, 1, 2]]
+# CHECK-NEXT:    op0 -> op1: fuse (rule 8; saves 0 bytes): siblings reading qkv through index maps share one kernel (one launch)
+# CHECK-NEXT:    op0 -> op2: fuse (rule 8; saves 0 bytes): siblings reading qkv through index maps share one kernel (one launch)
+# CHECK-LABEL: TEST: siblings_elementwise
+# CHECK-NEXT:  groups: {{\[}}[0], [1], [2]]
+show("siblings", [node(i, (2, 4, 16, 16), [arg("qkv")], index_maps=True) for i in range(3)])
+show("siblings_elementwise", [node(i, (2, 4, 16, 16), [arg("qkv")], index_maps=True) for i in range(3)],
+     FusionPolicy("elementwise"))
+
+# Siblings of other shapes, or that read the tensor without index maps, keep their kernels.
+# CHECK-LABEL: TEST: not_siblings
+# CHECK-NEXT:  groups: {{\[}}[0], [1], [2]]
+show("not_siblings", [node(0, (2, 4, 16, 16), [arg("qkv")], index_maps=True),
+                      node(1, (2, 16, 64), [arg("qkv")], index_maps=True),
+                      node(2, (2, 4, 16, 16), [arg("qkv")])])
+
+# A sibling that reads the other's result through a kernel in between is not merged (a cycle).
+# CHECK-LABEL: TEST: dependent_siblings
+# CHECK-NEXT:  groups: {{\[}}[0], [1], [2]]
+nodes = [node(0, (4, 64), [arg("x")], index_maps=True)]
+nodes.append(node(1, (4, 64), [use(0, nodes)], kind="opaque"))
+nodes.append(node(2, (4, 64), [arg("x"), use(1, nodes)], index_maps=True))
+show("dependent_siblings", nodes)
