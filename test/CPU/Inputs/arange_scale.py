@@ -5,7 +5,7 @@ import torch
 
 
 def model(x):
-    return torch.arange(1000) * x
+    return torch.arange(1000, device=x.device) * x
 
 
 example_inputs = (torch.randn(8, 1000),)

@@ -10,12 +10,13 @@ _TABLE = torch.linspace(-1, 1, 96).reshape(3, 32) ** 3
 
 
 def model(x, mask):
-    constants = (torch.full((2, 3, 16, 32), 3.0) * x + torch.full_like(x, -0.5) + torch.zeros_like(x)
-                 + torch.ones_like(x) * x.new_ones(2, 3, 16, 32) + torch.scalar_tensor(1.5) * x)
-    iotas = (torch.arange(3, 99, 3)[None, :] - torch.arange(16)[:, None] * 2).float() \
-        + torch.arange(0.0, 1.6, 0.05)[None, :]
+    d = x.device  # the factories are made where the input is (CPU or the GPU), as models do
+    constants = (torch.full((2, 3, 16, 32), 3.0, device=d) * x + torch.full_like(x, -0.5) + torch.zeros_like(x)
+                 + torch.ones_like(x) * x.new_ones(2, 3, 16, 32) + torch.scalar_tensor(1.5, device=d) * x)
+    iotas = (torch.arange(3, 99, 3, device=d)[None, :] - torch.arange(16, device=d)[:, None] * 2).float() \
+        + torch.arange(0.0, 1.6, 0.05, device=d)[None, :]
     masked = torch.where(mask, torch.full_like(x, float("-inf")), x).softmax(-1)
-    tables = (x - _MEAN) * _TABLE[:, None, :]
+    tables = (x - _MEAN.to(d)) * _TABLE.to(d)[:, None, :]
     return constants + iotas, masked, tables
 
 

@@ -38,8 +38,10 @@ def _relative_position_bucket(relative_position, bidirectional=True, num_buckets
 
 
 def compute_buckets(query_length, key_length, past_seen_tokens, bidirectional):
-    context_position = torch.arange(query_length, dtype=torch.long)[:, None] + past_seen_tokens
-    memory_position = torch.arange(key_length, dtype=torch.long)[None, :]
+    # transformers passes the device of the bias weight; here the input's (CPU or the GPU)
+    device = past_seen_tokens.device
+    context_position = torch.arange(query_length, dtype=torch.long, device=device)[:, None] + past_seen_tokens
+    memory_position = torch.arange(key_length, dtype=torch.long, device=device)[None, :]
     relative_position = memory_position - context_position  # shape (query_length, key_length)
     return _relative_position_bucket(relative_position, bidirectional=bidirectional)
 
