@@ -8,7 +8,8 @@ matters where a kernel is bound by its instructions: RMSNorm·SiLU·up in fp32 a
 a sigmoid, 1 / (1 + exp(-h)), per element, and went from 85% to 96% of copy on the H200 with this
 pass (from 0.85x to 0.95x torch.compile). An approximate exp (`afn` on math.exp) gained nothing
 there, so exp, log and the rest keep their accurate forms in f32; 16-bit kernels get those too
-(--fusec-fast-math-16bit). A kernel that stores f64 or integers is left alone.
+(--fusec-fast-math-16bit). A kernel that stores f64 or integers is left alone, and so is a divide whose quotient is
+rounded to an integer (floor_divide: fast_math_16bit.rounded_to_integer).
 
 Runs on the kernels (gpu.launch bodies) after --fusec-lower-groups-to-gpu.
 

@@ -39,3 +39,23 @@ func.func @f64_kernel(%x: memref<64xf64>, %out: memref<64xf64>) {
   }
   return
 }
+
+// -----
+
+// floor_divide in f32: the quotient is floored, so its divide stays IEEE (6.0 / 3.0 must be 2).
+// CHECK-LABEL: func.func @floor_divide_f32
+// CHECK:         arith.divf %{{.*}}, %{{.*}} : vector<4xf32>
+// CHECK-NEXT:    math.floor
+func.func @floor_divide_f32(%x: memref<4x64xf32>, %y: memref<4x64xf32>, %out: memref<4x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%nx = %c1, %ny = %c1, %nz = %c1) {
+    %a = vector.load %x[%c0, %c0] : memref<4x64xf32>, vector<4xf32>
+    %b = vector.load %y[%c0, %c0] : memref<4x64xf32>, vector<4xf32>
+    %q = arith.divf %a, %b : vector<4xf32>
+    %f = math.floor %q : vector<4xf32>
+    vector.store %f, %out[%c0, %c0] : memref<4x64xf32>, vector<4xf32>
+    gpu.terminator
+  }
+  return
+}

@@ -46,3 +46,33 @@ func.func @mixed_kernel(%x: memref<4x64xbf16>, %out: memref<4x64xbf16>, %sum: me
   }
   return
 }
+
+// -----
+
+// A quotient rounded to an integer (floor_divide, div with rounding_mode="trunc"), here through a cast,
+// keeps the IEEE divide: 2 ulp below an integer floors to the integer below it.
+// CHECK-LABEL: func.func @floor_divide_kernel
+// CHECK:         arith.divf %{{.*}}, %{{.*}} : vector<8xf32>
+// CHECK:         math.floor
+// CHECK:         arith.divf %{{.*}}, %{{.*}} : vector<8xf32>
+// CHECK:         math.trunc
+// CHECK:         arith.divf %{{.*}}, %{{.*}} fastmath<afn> : vector<8xf32>
+func.func @floor_divide_kernel(%x: memref<4x64xf16>, %out: memref<4x64xf16>, %s: vector<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%nx = %c1, %ny = %c1, %nz = %c1) {
+    %v = vector.load %x[%c0, %c0] : memref<4x64xf16>, vector<8xf16>
+    %w = arith.extf %v : vector<8xf16> to vector<8xf32>
+    %q = arith.divf %w, %s : vector<8xf32>
+    %f = math.floor %q : vector<8xf32>
+    %q2 = arith.divf %f, %s : vector<8xf32>
+    %h = arith.truncf %q2 : vector<8xf32> to vector<8xf16>
+    %h32 = arith.extf %h : vector<8xf16> to vector<8xf32>
+    %t = math.trunc %h32 : vector<8xf32>
+    %p = arith.divf %t, %s : vector<8xf32>
+    %b = arith.truncf %p : vector<8xf32> to vector<8xf16>
+    vector.store %b, %out[%c0, %c0] : memref<4x64xf16>, vector<8xf16>
+    gpu.terminator
+  }
+  return
+}

@@ -254,14 +254,15 @@ def _evaluation_misses(member, seen: dict, limits: list | None = None) -> bool:
 
 
 def _index_misses(member, limits: list | None) -> bool:
-    """A body that reads the loop index is evaluated on scalars, but for a cat's (`fusec.concat`) in
-    the flat trace: its index only picks the piece, the same for every element of a vector whose
-    width divides the pieces' offsets (recorded in `limits`)."""
+    """An iota's body (--fusec-inline-iotas) computes its loop indices with vectors (one per lane,
+    Kernel._loop_index). A cat's (`fusec.concat`) is evaluated on scalars, but in the flat trace: its
+    index only picks the piece, the same for every element of a vector whose width divides the
+    pieces' offsets (recorded in `limits`)."""
     dims = [ir.IntegerAttr(inner.attributes["dim"]).value for inner in member.op.regions[0].blocks[0].operations
             if inner.name == "linalg.index"]
-    if not dims:
+    if not dims or "fusec.concat" not in member.op.attributes:
         return False
-    if limits is None or "fusec.concat" not in member.op.attributes:
+    if limits is None:
         return True
     inner = len(member.maps[-1].results) - 1
     if inner in dims:

@@ -95,9 +95,17 @@ def _one_device(program) -> None:
     the CPU's. A kernel runs where its inputs are, so a device names nothing fusec lowers; but
     torch-mlir's linalg lowering knows only the CPU: a model traced on CUDA tensors that makes a
     tensor (`masked_fill(m, -inf)` decomposes into `where(m, scalar_tensor(-inf, device=cuda:0), x)`)
-    was refused ("aten.to.device ... has no linalg lowering") on the GPU and compiled on the CPU."""
+    was refused ("aten.to.device ... has no linalg lowering") on the GPU and compiled on the CPU. A
+    `prims.device_put` (a constant's `.to(x.device)`) is dropped."""
     cpu = torch.device("cpu")
-    for node in program.graph.nodes:
+    graph = program.graph
+    for node in list(graph.nodes):
+        if node.op == "call_function" and node.target is torch.ops.prims.device_put.default:
+            # a constant moved to the input's device (`_MEAN.to(x.device)`): the tensor itself;
+            # torch-mlir has no lowering for prims.device_put
+            node.replace_all_uses_with(node.args[0])
+            graph.erase_node(node)
+            continue
         if node.op == "call_function" and isinstance(node.kwargs.get("device"), torch.device):
             node.kwargs = {**node.kwargs, "device": cpu}
         node.args = tuple(cpu if isinstance(a, torch.device) else a for a in node.args)

@@ -198,7 +198,7 @@ def compile_region(name: str, gm: torch.fx.GraphModule, options: dict, cache, me
         kind = getattr(err, "kind", type(err).__name__)
         result.reason = f"fusec failed on it (a fusec bug): {kind}: {_first_line(str(err))}"
     if result.compiled is not None:
-        result.call = restrided(result.compiled.__call__, gm, layouts)
+        result.call = restrided(result.compiled.__call__, gm, layouts, [getattr(torch, dtype) for _, dtype, _ in sig])
         result.inputs = (sig, device)
         if run:
             try_run(result)

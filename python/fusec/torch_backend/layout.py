@@ -23,6 +23,14 @@ write the permuted layout itself (compiling `out.permute(order)`) costs the same
 keeps a transpose in a kernel of its own (its shape differs from the producer's), so it is not done.
 
 Sizes of 1 and 0 make strides irrelevant; a symbolic size (dynamic rows) is read at its hint.
+
+Dtypes too: a region is traced on the CPU (fusec.compile of CPU examples), whose eager kernels do not
+always give an output the dtype the graph was traced with on its device, nor does PyTorch's eager
+always match its own fake tensors. CUDA's native_layer_norm of bf16 keeps its mean and rstd in
+float32, which the backward's kernel requires ("expected scalar type Float but found BFloat16": every
+bf16 training step of a model with LayerNorm on the GPU); CPU eager's batch norm of bf16 returns its
+saved mean as bf16 where the fake tensor says float32. So an input whose dtype is not the one
+compiled for is cast to it, and an output is cast to its traced dtype (`OutputLayout.dtype`).
 """
 
 from __future__ import annotations
@@ -54,6 +62,7 @@ class OutputLayout:
 
     order: tuple[int, ...] | None = None
     strides: tuple[int, ...] | None = None
+    dtype: torch.dtype | None = None  # the traced dtype (None: whatever fusec's output has)
 
     @property
     def inverse(self) -> tuple[int, ...]:
@@ -106,18 +115,21 @@ def output_layouts(gm: torch.fx.GraphModule) -> list[OutputLayout]:
     layouts = []
     for node in _outputs(gm)[0]:
         val = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
-        layouts.append(layout_of(node.name, val) if isinstance(val, torch.Tensor) else OutputLayout())
+        layouts.append(dataclasses.replace(layout_of(node.name, val), dtype=val.dtype)
+                       if isinstance(val, torch.Tensor) else OutputLayout())
     return layouts
 
 
-def restrided(fn, gm: torch.fx.GraphModule, layouts: list[OutputLayout]):
-    """`fn` (the compiled region) returning its outputs in the traced layouts, and always a tuple when
-    the region returns one (the runtime gives a single output bare)."""
+def restrided(fn, gm: torch.fx.GraphModule, layouts: list[OutputLayout], input_dtypes=None):
+    """`fn` (the compiled region) taking its inputs in `input_dtypes` (the compiled ones: others are
+    cast) and returning its outputs in the traced layouts and dtypes, and always a tuple when the
+    region returns one (the runtime gives a single output bare)."""
     as_tuple = _outputs(gm)[1]
-    if not as_tuple and not any(layout.order or layout.strides for layout in layouts):
-        return fn
+    wanted = list(input_dtypes or [])
 
     def fix(t, layout):
+        if layout.dtype is not None and t.dtype != layout.dtype:
+            t = t.to(layout.dtype)
         if layout.order:
             shape = [t.shape[d] for d in layout.order]
             return torch.empty(shape, dtype=t.dtype, device=t.device).permute(layout.inverse).copy_(t)
@@ -126,6 +138,8 @@ def restrided(fn, gm: torch.fx.GraphModule, layouts: list[OutputLayout]):
         return t
 
     def call(*args):
+        if any(isinstance(a, torch.Tensor) and a.dtype != d for a, d in zip(args, wanted)):
+            args = tuple(a.to(d) if isinstance(a, torch.Tensor) and a.dtype != d else a for a, d in zip(args, wanted))
         outs = fn(*args)
         outs = tuple(fix(t, layout) for t, layout in zip(outs if isinstance(outs, tuple) else (outs,), layouts))
         return outs if as_tuple else outs[0]
