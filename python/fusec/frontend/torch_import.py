@@ -47,6 +47,7 @@ def import_to_torch_dialect(spec: ModelSpec, *, upcast_low_precision: bool = Tru
     program = _decompose(program, target)
     _keep_user_frames(program)
     _one_device(program)
+    _empty_views(program)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FutureWarning)
@@ -109,6 +110,28 @@ def _one_device(program) -> None:
         if node.op == "call_function" and isinstance(node.kwargs.get("device"), torch.device):
             node.kwargs = {**node.kwargs, "device": cpu}
         node.args = tuple(cpu if isinstance(a, torch.device) else a for a in node.args)
+
+
+_VIEWS = ("aten.view.default", "aten._unsafe_view.default", "aten.reshape.default")
+
+
+def _empty_views(program) -> None:
+    """A view of a tensor with no elements becomes `zeros` of its shape: torch-mlir's lowering of
+    `aten.view` divides by the element count and killed the process with SIGFPE (group_norm of a
+    [0, 2] input views it as [0, 1, 2, 1]; found by the cuda conformance run)."""
+    graph = program.graph
+    for node in list(graph.nodes):
+        val = node.meta.get("val")
+        if node.op != "call_function" or str(node.target) not in _VIEWS or not isinstance(val, torch.Tensor):
+            continue
+        if not all(isinstance(d, int) for d in val.shape) or val.numel() != 0:
+            continue
+        with graph.inserting_before(node):
+            zeros = graph.call_function(torch.ops.aten.zeros.default, (list(val.shape),),
+                                        {"dtype": val.dtype, "device": torch.device("cpu")})
+        zeros.meta = dict(node.meta)
+        node.replace_all_uses_with(zeros)
+        graph.erase_node(node)
 
 
 def _mark_dynamic_rows(module, symbols, bounds: dict) -> None:
