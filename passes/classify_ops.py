@@ -4,12 +4,13 @@ Kinds (attribute `fusec.kind`), as the fusion rules use them:
   pointwise    all loops parallel, every operand read at the output's own index (a permutation)
   broadcast    all loops parallel, some operand read at fewer dims (`(d0, d1) -> (d1)`); or read
                through an index map such as `d1 + 64` or `(d1 - 32) mod 32` (a slice, a cat:
-               --fusec-fold-layout-ops, --fusec-concat-to-generic, whose body reads `linalg.index`)
+               --fusec-fold-layout-ops, --fusec-concat-to-generic, whose body reads `linalg.index`);
+               or a gather: a body that reads a tensor at indices computed from data (an embedding)
   fill         `linalg.fill`: a constant, the initial value of a reduction
   reduction    some loops are reductions (`fusec.reduced_dims` lists them), not a contraction
   contraction  a reduction of products of two operands (matmul and friends)
   opaque       anything else: reductions whose body reads `linalg.index` or that read through index
-               maps, bodies that read a tensor at computed indices (gathers), ops with regions in the
+               maps, reductions that gather, ops with regions in the
                body. An all-parallel op may read its loop indices: an iota computed where it is read
                (--fusec-inline-iotas) when the rest of its body is arithmetic, or a cat's piece pick
 
@@ -36,6 +37,7 @@ _COMBINERS = {"arith.addf", "arith.mulf", "arith.maximumf", "arith.minimumf", "a
               "arith.minnumf", "arith.addi", "arith.muli", "arith.maxsi", "arith.minsi", "arith.maxui",
               "arith.minui", "arith.ori", "arith.andi", "arith.xori"}
 _EXPENSIVE = ("math.", "arith.divf", "arith.remf")
+_GATHER_READS = ("tensor.extract", "memref.load")  # a gather's read, on tensors and on buffers
 
 
 @dataclasses.dataclass
@@ -100,8 +102,16 @@ def classify(op) -> Classification:
     body = _body_ops(op)
     if any(len(inner.regions) for inner in body):
         return Classification("opaque", reason="the body holds regions")
-    if any(inner.name == "tensor.extract" for inner in body):
-        return Classification("opaque", reason="the body reads a tensor at computed indices (a gather)")
+    if any(inner.name in _GATHER_READS for inner in body):
+        n_inputs = len(op.opview.inputs)
+        if "reduction" in iterators or not all(_is_identity(m) for m in maps[n_inputs:]) \
+                or not all(computes_from_indices(inner) or inner.name in _GATHER_READS for inner in body):
+            return Classification("opaque", reason="the body reads a tensor at computed indices (a gather)")
+        # A gather (an embedding, index_select, take_along_dim): pointwise over its output, each
+        # element read from its table where the indices say (--fusec-bound-gather-indices kept them
+        # in bounds); the table is read from memory, written by an earlier kernel (fusion rule 7).
+        return Classification("broadcast", cost=body_cost(op),
+                              reason="reads a tensor at positions computed from data (a gather)")
     if any(inner.name == "linalg.index" for inner in body):
         if "reduction" in iterators:
             return Classification("opaque", reason="a reduction whose body reads loop indices")

@@ -27,7 +27,7 @@ from fusec.dialects.fusec_dialect import type_runs
 from fusec.knobs import pass_option_table
 from fusec.mlir import ir
 
-from .classify_ops import classify, full_input, indexing_maps, reads_through_index_maps
+from .classify_ops import classify, full_input, indexing_maps, iterator_kinds, reads_through_index_maps
 
 FLAG = "fusec-form-groups"
 SUMMARY = "Group linalg ops into fusec.group kernels with the fusion cost model"
@@ -56,6 +56,16 @@ def nbytes(value, per_row: bool = False) -> int:
     for d in t.shape:
         n *= 1 if d == ir.ShapedType.get_dynamic_size() else d
     return n * _ELEMENT_BYTES.get(str(t.element_type), 4)
+
+
+def _bytes_of(value) -> int:
+    return _ELEMENT_BYTES.get(str(value.type.element_type), 4)
+
+
+def gathered_tensors(op) -> list:
+    """The tensors a linalg.generic's body reads at computed positions (`tensor.extract`), once each."""
+    body = op.regions[0].blocks[0]
+    return list(dict.fromkeys(inner.operands[0] for inner in body.operations if inner.name == "tensor.extract"))
 
 
 def _is_dynamic(value) -> bool:
@@ -115,6 +125,10 @@ def describe(ops, ret) -> list[OpNode]:
             if producer is not None and c is not None and maps:
                 rows_only = _reads_own_row(ops[producer], op, list(op.operands).index(v), maps)
             operands.append(Operand(name(v), nbytes(v, per_row=True), producer, rows_only, _is_dynamic(v)))
+        for v in gathered_tensors(op) if op.name == "linalg.generic" else ():
+            # A gather reads at most one element of its table per element it writes.
+            read_bytes = min(nbytes(v), nbytes(op.results[0]) // _bytes_of(op.results[0]) * _bytes_of(v))
+            operands.append(Operand(name(v), read_bytes, index.get(v), True, _is_dynamic(v), gathered=True))
         kind = c.kind if c else "opaque"
         node = OpNode(i, _label(i, op), kind, shape, _shape(op.results[0]) if len(op.results) else (),
                       sum(nbytes(r) for r in op.results), operands,
@@ -133,13 +147,38 @@ def describe(ops, ret) -> list[OpNode]:
     return nodes
 
 
+def _row_reduction(op, depth: int = 0):
+    """The reduction whose rows `op`'s values are: the reduction itself, or a pointwise op of the
+    reduced shape that reads such a value through the identity (an epilogue on the reduced value:
+    `-sum`, `log(sum)`), else None."""
+    if op.name != "linalg.generic" or depth > 32:
+        return None
+    if classify(op).kind == "reduction":
+        return op
+    if "reduction" in iterator_kinds(op) or len(op.results) != 1:
+        return None
+    maps = indexing_maps(op)
+    for v, m in zip(op.opview.inputs, maps):
+        if not isinstance(v.owner, ir.Block) and _shape(v) == _shape(op.results[0]) \
+                and m == ir.AffineMap.get_identity(m.n_dims, context=m.context):
+            found = _row_reduction(v.owner, depth + 1)
+            if found is not None:
+                return found
+    return None
+
+
 def _reads_own_row(producer, consumer, operand_number, consumer_maps) -> bool:
     """A reduced value must be read at the consumer's own row. A per-row consumer (of the reduced
     shape) reads it through the identity; a consumer over the whole tensor reads it at `cmap(t)`, and
     for `t = in(q)` (the reduction reading its input at loop point q) that must be where the
-    reduction wrote it: `cmap(in(q)) == out(q)`."""
-    if producer.name != "linalg.generic" or classify(producer).kind != "reduction":
+    reduction wrote it: `cmap(in(q)) == out(q)`. A pointwise op on the reduced value (`-sum`) is
+    checked as the reduction it reads (a square [255, 255] read a negated row sum at its columns)."""
+    reduction = _row_reduction(producer)
+    if reduction is None:
         return True
+    if _shape(reduction.results[0]) != _shape(producer.results[0]):
+        return True
+    producer = reduction
     out_map, cmap = indexing_maps(producer)[-1], consumer_maps[operand_number]
     if _shape(consumer.results[0]) == _shape(producer.results[0]):  # a per-row consumer
         return cmap == ir.AffineMap.get_identity(cmap.n_dims, context=cmap.context)
@@ -263,7 +302,7 @@ def _wrap(group, members, member_nodes, ret) -> None:
     for node in member_nodes:
         for o in node.operands:
             if o.producer is None or o.producer not in group.members:
-                read[o.value] = o.nbytes
+                read[o.value] = max(read.get(o.value, 0), o.nbytes)  # a tensor read whole and gathered
     written = sum(nbytes(v) for v in outputs)
     outputs, segment_sizes = type_runs(outputs)
     i64 = ir.IntegerType.get_signless(64)

@@ -12,6 +12,7 @@ import re
 
 from .diagnostics import FusecError, aten_name_of_location, location_to_text
 from .mlir import ir
+from fusec.passes.bound_gather_indices import is_index_bound_assert
 
 __all__ = ["aten_ops_by_location", "unsupported_ops", "check_supported", "name_unlowered_op", "model_line"]
 
@@ -37,7 +38,8 @@ def aten_ops_by_location(module, source_name) -> dict:
 def unsupported_ops(module) -> list:
     """The outermost ops outside the linalg stage's dialects (not the ops nested in their regions)."""
     def supported(op) -> bool:
-        return op.name.split(".", 1)[0] in _LINALG_DIALECTS
+        # A gather's index checks become clamps (--fusec-bound-gather-indices).
+        return op.name.split(".", 1)[0] in _LINALG_DIALECTS or is_index_bound_assert(op)
 
     bad = []
     module.operation.walk(lambda op: (bad.append(op) if not supported(op) and supported(op.parent) else None)

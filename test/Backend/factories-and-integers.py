@@ -72,9 +72,13 @@ def norms():
     print(tb.reports[-1])
 
 
+# The buckets, their embedding (a gather, inside the kernel) and the add to the scores: one region, one
+# kernel. (Before gathers compiled, the buckets were a region of factories alone, which has no
+# tensor input to launch on, and stayed in PyTorch.)
 # CHECK-LABEL: TEST: buckets_alone
 # CHECK-NEXT:  matches eager: True
-# CHECK:         pytorch fusec_region_0  arange{{.*}}: fusec could not compile it: the region has no tensor inputs
+# CHECK-NEXT:  fusec: graph {{[0-9]+}}: {{[0-9]+}} ATen ops -> 1 fusec region (1 kernel, cpu)
+# CHECK:         fusec   fusec_region_0  cpu  arange, {{.*}}, embedding, select, add -> main_kernel_0
 @run
 def buckets_alone():
     def fn(scores):

@@ -1,7 +1,7 @@
 // --fusec-classify-ops on the generics layout ops become (--fusec-fold-layout-ops,
 // --fusec-concat-to-generic): reading through an index map keeps an all-parallel op fusable
-// (broadcast); a reduction that reads so, or a body that reads a tensor at computed indices (a
-// gather, torch-mlir's flip), stays opaque.
+// (broadcast); a reduction that reads so stays opaque. A body that reads a tensor at computed
+// indices (torch-mlir's flip, before --fusec-extracts-to-index-maps) is a gather: fusable too.
 
 // RUN: fusec-opt %s --fusec-classify-ops | FileCheck %s
 
@@ -9,7 +9,7 @@
 // CHECK:         %[[SLICE:.*]] = linalg.generic {{.*}} attrs = {fusec.kind = "broadcast"}
 // CHECK:         %[[CAT:.*]] = linalg.generic {{.*}} attrs = {fusec.concat, fusec.kind = "broadcast"}
 // CHECK:         %[[SUM:.*]] = linalg.generic {{.*}} attrs = {fusec.kind = "opaque"}
-// CHECK:         %[[FLIP:.*]] = linalg.generic {{.*}} attrs = {fusec.kind = "opaque"}
+// CHECK:         %[[FLIP:.*]] = linalg.generic {{.*}} attrs = {fusec.kind = "broadcast"}
 // CHECK:           tensor.extract
 // CHECK:         return %[[SLICE]], %[[CAT]], %[[SUM]], %[[FLIP]]
 

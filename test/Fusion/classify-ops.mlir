@@ -83,9 +83,9 @@ func.func @reduction_reads_index(%x: tensor<4x64xf32>, %init: tensor<4xi64>) -> 
 // -----
 
 // Nearest upsampling reads its input at indices it computes from the loop indices (a tensor.extract
-// in the body): opaque, unlike an iota, whose body is arithmetic alone.
+// in the body): a gather, pointwise over its output (broadcast), its input read from memory.
 // CHECK-LABEL: func.func @reads_at_computed_index(
-// CHECK:         linalg.generic {{.*}} attrs = {fusec.kind = "opaque"}
+// CHECK:         linalg.generic {{.*}} attrs = {fusec.kind = "broadcast"}
 #id = affine_map<(d0, d1) -> (d0, d1)>
 func.func @reads_at_computed_index(%x: tensor<4x8xf32>) -> tensor<4x16xf32> {
   %c2 = arith.constant 2 : index

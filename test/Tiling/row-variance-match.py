@@ -70,7 +70,7 @@ variance_of(rms_norm)
 variance_of(about_twice_the_mean)
 # CHECK: about_the_max ['row_registers']
 variance_of(about_the_max)
-# CHECK: about_another_mean ['row_registers', 'row_registers']
+# CHECK: about_another_mean ['row_registers']
 variance_of(about_another_mean)
 # CHECK: not_squared ['row_registers']
 variance_of(not_squared)

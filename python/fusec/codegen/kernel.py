@@ -186,7 +186,32 @@ class Kernel:
         wide = ir.VectorType.get([lanes], index)
         steps = arith.ConstantOp(wide, ir.DenseElementsAttr.get(
             [ir.IntegerAttr.get(index, k) for k in range(lanes)], type=wide)).result
-        return arith.AddIOp(vector.BroadcastOp(wide, point[dim]).result, steps).result
+        lane_indices = arith.AddIOp(vector.BroadcastOp(wide, point[dim]).result, steps).result
+        Kernel._lane_starts[lane_indices] = point[dim]
+        return lane_indices
+
+    # Vectors of consecutive loop indices (`_loop_index`) -> their first lane's index.
+    _lane_starts: dict = {}
+
+    def _gather(self, inner, operands, lanes: int):
+        """A gather's read (a body's `memref.load` at data-dependent indices, its bufferized
+        `tensor.extract`) with vector indices: one vector load where only the innermost index varies
+        over the lanes, consecutively (an embedding's row); else a load per lane."""
+        buffer, indices = operands[0], operands[1:]
+        element = ir.MemRefType(buffer.type).element_type
+        last = indices[-1] if indices else None
+        if last is not None and last in Kernel._lane_starts and not any(is_vector(v) for v in indices[:-1]) \
+                and not _is_bool(element):
+            aligned = ir.MemRefType(buffer.type).shape[-1] % lanes == 0
+            return vector.LoadOp(ir.VectorType.get([lanes], element), buffer,
+                                 [*indices[:-1], Kernel._lane_starts[last]],
+                                 alignment=min(16, lanes * element_bytes(element)) if aligned
+                                 else element_bytes(element)).result
+        elements = []
+        for k in range(lanes):
+            at = [vector.ExtractOp(v, [], [k]).result if is_vector(v) else v for v in indices]
+            elements.append(memref.LoadOp(buffer, at).result)
+        return vector.FromElementsOp(ir.VectorType.get([lanes], element), elements).result
 
     def element_of_reduction(self, member, point, lanes: int = 1):
         """The element(s) folded into the accumulator at iteration point `point`, and the combiner."""
@@ -213,6 +238,9 @@ class Kernel:
                 continue
             operands = [mapping.get(v, v) for v in inner.operands]
             wide = lanes > 1 and any(is_vector(v) for v in operands)
+            if inner.name == "memref.load" and wide:
+                mapping[inner.results[0]] = self._gather(inner, operands, lanes)
+                continue
             if wide:
                 operands = [self.widen(v, lanes) for v in operands]
             results = [ir.VectorType.get([lanes], r.type) if wide else r.type for r in inner.results]

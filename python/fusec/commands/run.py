@@ -38,6 +38,10 @@ def random_like(t, generator):
         return torch.randn(t.shape, generator=generator, dtype=torch.float32).to(t.dtype)
     if t.dtype == torch.bool:
         return torch.rand(t.shape, generator=generator) > 0.5
+    if t.numel() and int(t.min()) >= 0:
+        # Non-negative integers (token ids, class targets, indices) stay within the example's range:
+        # eager raises on an index out of range.
+        return torch.randint(0, int(t.max()) + 1, t.shape, generator=generator, dtype=t.dtype)
     return torch.randint(-8, 8, t.shape, generator=generator, dtype=t.dtype)
 
 
@@ -101,7 +105,7 @@ def cmd_run(argv) -> int:
         inputs = tuple(t.to(device) for t in host_inputs)
         try:
             refs = _eager(spec.model, inputs)
-        except RuntimeError as err:  # integer division by a random 0: eager raises ZeroDivisionError
+        except (RuntimeError, IndexError) as err:  # a random 0 divisor, a random index out of range
             if label == "example inputs":
                 raise
             print(f"  {label:<15} skipped: eager raised {type(err).__name__}: {str(err).splitlines()[0]}")

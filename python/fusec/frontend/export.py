@@ -95,7 +95,21 @@ def _positional_dynamic_shapes(module, spec):
     return ((*dyn, *([None] * n_state)),)  # one entry: the wrapper's *args
 
 
+_UNSIGNED = (torch.uint8, torch.uint16, torch.uint32, torch.uint64)
+
+
+def _check_dtypes(spec) -> None:
+    """Unsigned integers would arrive as signless integers that the kernels compare and widen as
+    signed (and the runtime would check the inputs against the signed dtype): refused by name."""
+    named = [(f"example_inputs[{i}]", t) for i, t in enumerate(spec.example_inputs)] + list(spec.parameters)
+    for name, t in named:
+        if t.dtype in _UNSIGNED or t.dtype.is_complex:
+            raise FusecError(f"{name} is {str(t.dtype)[6:]}: fusec compiles float, signed integer and bool "
+                             "tensors", location=defined_at(spec.source, "example_inputs"))
+
+
 def _export(module, spec, upcast_low_precision):
+    _check_dtypes(spec)
     names = [n for n, _ in spec.parameters]
     wrapped = _StateAsInputs(module, names, len(spec.example_inputs))
     args = (*spec.example_inputs, *(t for _, t in spec.parameters))

@@ -13,7 +13,8 @@ The rules, from the handbook chapter (`../shared/seed/`):
   4. a reduction along other axes than the group's starts a new group, and the reason is recorded;
   5. a value with several consumers is recomputed when cheap, else materialized (written to memory);
   6. an estimate of registers per thread caps a group;
-  7. contractions and opaque ops end groups;
+  7. contractions and opaque ops end groups, and a tensor read at positions computed from data (a
+     gather: an embedding's table) is read from memory, so its producer is in another kernel;
   8. (siblings) pointwise groups of one shape that read one tensor through index maps (q, k and v
      split into heads from one packed qkv) share a kernel: one launch instead of one per slice.
 """
@@ -40,6 +41,9 @@ class Operand:
     producer: int | None = None  # index of the producing OpNode, None for a function input/constant
     reads_rows_only: bool = True  # for a reduced value: read back at the consumer's own row
     per_row: bool = False  # a tensor with a dynamic row count: nbytes counts one row
+    # Read at positions computed from data (an embedding's table, a gather's source): its producer
+    # must have written it to memory, so the two are never one kernel.
+    gathered: bool = False
 
 
 @dataclasses.dataclass
@@ -107,6 +111,10 @@ class FusionPolicy:
             raise ValueError(f"fusion mode must be one of {', '.join(FUSION_MODES)}, not {self.mode!r}")
 
 
+_GATHERED = ("reads the value at positions computed from data (a gather): it is written to memory by "
+             "its own kernel first")
+
+
 def estimate_registers(nodes: list[OpNode]) -> int:
     """Registers per thread of a fused kernel: a base for indices and addresses, one accumulator per
     reduction, and the live temporaries of the element expressions (about one per two ops)."""
@@ -138,11 +146,30 @@ class _Former:
                 self._new_group(node, "an initial value with no consumer in the function")
         if self.policy.mode == "full":
             merge_siblings(self, estimate_registers)
+            self._absorb_sole_readers()
         live = [g for g in self.groups if g.members]
         for new_id, group in enumerate(live):
             group.members.sort()
             group.id = new_id
         return live, self.decisions
+
+    def _absorb_sole_readers(self) -> None:
+        """A pointwise group that only one other group reads, now that rule 8 has put its readers in
+        one kernel (q, k and v of a bf16 qkv read its one fp32 cast), is computed inside that group
+        (rule 5: recomputed at the points read) rather than written to memory."""
+        for other in list(self.groups):
+            if not other.members or other.kind != "pointwise" or any(self.nodes[m].used_outside for m in other.members):
+                continue
+            readers = [self.nodes[u] for m in other.members for u in self.nodes[m].users
+                       if self._find(self.group_of[u]) != other.id]
+            owners = {self._find(self.group_of[r.index]) for r in readers}
+            if len(owners) != 1:
+                continue
+            group = self.groups[owners.pop()]
+            producer = next(self.nodes[m] for m in other.members if readers[0].index in self.nodes[m].users)
+            ok, rule, reason = self._absorb(group, other, readers[0])
+            if ok:
+                self._log(producer, readers[0], rule, "fuse", 0, f"its readers share one kernel now: {reason}")
 
     def _take_fills(self, node: OpNode) -> None:
         for operand in node.operands:
@@ -180,7 +207,10 @@ class _Former:
             self._new_group(node, f"{node.kind} op")
             return
         chosen, refusals, pre = None, {}, {}
-        for operand, producer in edges:  # 1. the first producer group that can take the node
+        # 1. the first producer group that can take the node, reductions first: a reduction's group can
+        # take the node as its epilogue and then absorb a pointwise producer group, never the reverse.
+        by_kind = sorted(edges, key=lambda e: self.groups[self._find(self.group_of[e[1].index])].kind != "reduction")
+        for operand, producer in by_kind:
             group = self.groups[self._find(self.group_of[producer.index])]
             if chosen is None:
                 ok, rule, reason = self._compatible(group, node, operand)
@@ -250,8 +280,16 @@ class _Former:
                 stack.extend(edges.get(g, ()))
         return False
 
+    def _gathers_from(self, node: OpNode, gid: int) -> bool:
+        """Whether `node` reads a value of group `gid` at positions computed from data (a gather)."""
+        return any(o.gathered and o.producer in self.group_of and self._find(self.group_of[o.producer]) == gid
+                   for o in node.operands)
+
     def _absorb(self, group: Group, other: Group, node: OpNode):
         """Merge `other` (another producer group of `node`) into `group`, which now holds `node`."""
+        if any(self._gathers_from(self.nodes[m], other.id) for m in group.members) or any(
+                self._gathers_from(self.nodes[m], group.id) for m in other.members):
+            return False, 7, _GATHERED
         if self._reaches(other.id, group.id) or self._reaches(group.id, other.id, skip_direct=True):
             return False, None, "the two producer groups depend on each other through other kernels"
         if other.kind == "pointwise":
@@ -316,6 +354,8 @@ class _Former:
         if mode == "none":
             return False, None, "fusion is off (--fusion=none)"
         producer = self.nodes[operand.producer]
+        if self._gathers_from(node, group.id):
+            return False, 7, _GATHERED
         if producer.kind in POINTWISE_KINDS and len(producer.users) > 1 and producer.cost * (
                 len(producer.users) - 1) > self.policy.recompute_budget:
             return False, 5, (f"{producer.label} has {len(producer.users)} consumers and costs {producer.cost} "

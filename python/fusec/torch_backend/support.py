@@ -5,8 +5,9 @@ kinds fusec's cost model fuses (pointwise, reductions, norms, softmax, casts), a
 op (slices, cat, transposes: index maps of the kernel's reads) or as a factory (constants, arange)
 that can ride along inside such a region. Everything else, listed with its reason or not listed at all, runs
 in PyTorch: contractions (mm, addmm, bmm, linear, convolution) and attention go to PyTorch's
-libraries (cuBLAS, MKL, flash attention), which fusec does not try to beat; data-dependent or
-in-place ops are outside what a launch manifest can express.
+libraries (cuBLAS, MKL, flash attention), which fusec does not try to beat; scatters (data-dependent
+writes) and in-place ops are outside what a launch manifest can express. Gathers (embedding,
+index_select, indexing with a tensor, cross-entropy's pick) are reads inside the kernel.
 
 The names are ATen overload packets (`aten.add`, any overload), as they appear in the graph
 aot_autograd hands a backend (before torch-mlir's decompositions: `native_layer_norm`, `_softmax`).
@@ -36,9 +37,13 @@ _NORMS = ["native_layer_norm", "layer_norm", "rms_norm", "_fused_rms_norm", "_so
           # `batch_norm`: in training it updates the running statistics in place.
           "native_group_norm", "group_norm", "_native_batch_norm_legit_no_training"]
 _CASTS = ["_to_copy", "clone"]
+# Gathers: the read through an index is part of the kernel (--fusec-bound-gather-indices clamps an
+# index out of range, where eager raises); nll_loss_forward is cross-entropy's pick and mean
+# (test/CPU/gathers.test). Their backward ops scatter and stay in PyTorch.
+_GATHERS = ["embedding", "index", "index_select", "gather", "take_along_dim", "nll_loss_forward", "nll_loss"]
 
 # Ops with arithmetic: a region must hold at least one of these to be worth a kernel.
-COMPUTE = frozenset(_POINTWISE + _REDUCTIONS + _NORMS + _CASTS)
+COMPUTE = frozenset(_POINTWISE + _REDUCTIONS + _NORMS + _CASTS + _GATHERS)
 # Factories of constants and iotas: computed inside the kernel that reads them (an arange where it is
 # read, --fusec-inline-iotas; a constant as its scalar, --fusec-fold-splat-constants), so taken inside
 # a region, never on their own (a region of factories alone has no input to launch on).
@@ -66,8 +71,8 @@ PYTORCH = {
                                  "_scaled_dot_product_cudnn_attention",
                                  "_scaled_dot_product_flash_attention_for_cpu",
                                  "_scaled_dot_product_fused_attention_overrideable"]},
-    **{op: "gather/indexing: data-dependent addressing, not in fusec's kernels"
-       for op in ["embedding", "index", "index_select", "gather", "scatter", "scatter_add"]},
+    **{op: "scatter: data-dependent writes, not in fusec's kernels"
+       for op in ["scatter", "scatter_add", "index_put", "embedding_dense_backward", "nll_loss_backward"]},
     "as_strided": "layout op: arbitrary strides over storage, which a launch manifest does not express",
     **{op: "in-place update of a graph input (aot_autograd's epilogue)" for op in ["copy_", "copy"]},
     **{op: "random numbers: PyTorch's generator state" for op in ["rand", "randn", "native_dropout",

@@ -1,0 +1,92 @@
+"""Gathers inside fused kernels, checked against eager in float64 on the device named by argv[1]
+(cpu or cuda): embeddings, BERT's embeddings + LayerNorm, index_select, gather, take_along_dim,
+indexing with a tensor, cross-entropy and NLL (with ignored targets), each with the kernel count it
+must compile to. Run by test/CPU/gathers.test and test/Runtime/gathers.test."""
+
+import copy
+import sys
+
+import torch
+import torch.nn.functional as F
+
+import fusec
+from fusec.numerics import compare
+
+torch.manual_seed(0)
+device = torch.device(sys.argv[1])
+big = len(sys.argv) > 2 and sys.argv[2] == "big"  # the GPU's sizes
+
+
+def check(label, model, inputs, kernels):
+    target = "cuda" if device.type == "cuda" else "cpu"
+    fn = fusec.compile(model, inputs, target=target)
+    outs = fn(*inputs)
+    outs = outs if isinstance(outs, tuple) else (outs,)
+    wide = tuple(t.double() if t.is_floating_point() else t for t in inputs)
+    reference = copy.deepcopy(model).double() if isinstance(model, torch.nn.Module) else model
+    with torch.no_grad():
+        refs = reference(*wide)
+    refs = refs if isinstance(refs, tuple) else (refs,)
+    bad = []
+    for i, (out, ref) in enumerate(zip(outs, refs)):
+        max_abs, _, tol = compare(out, ref.to(out.dtype) if out.dtype in (torch.bfloat16, torch.float16) else ref)
+        if not max_abs <= tol:
+            bad.append(f"output {i}: max abs err {max_abs:.3e} > {tol:.3e}")
+    n = len(fn.manifest["kernels"])
+    if n != kernels:
+        bad.append(f"{n} kernels, expected {kernels}")
+    print(f"{label}: {n} kernel{'s' if n != 1 else ''}, {'ok' if not bad else 'WRONG ' + '; '.join(bad)}")
+
+
+class ScaledEmbedding(torch.nn.Module):
+    def __init__(self, vocab, width):
+        super().__init__()
+        self.emb = torch.nn.Embedding(vocab, width)
+
+    def forward(self, ids):
+        return self.emb(ids) * 2.0
+
+
+class BertEmbeddings(torch.nn.Module):
+    """transformers' BertEmbeddings: word + position + token type, then LayerNorm."""
+
+    def __init__(self, vocab, width, positions):
+        super().__init__()
+        self.word = torch.nn.Embedding(vocab, width)
+        self.position = torch.nn.Embedding(positions, width)
+        self.token_type = torch.nn.Embedding(2, width)
+        self.norm = torch.nn.LayerNorm(width, eps=1e-12)
+
+    def forward(self, ids, token_types):
+        positions = torch.arange(ids.shape[1], device=ids.device)
+        return self.norm(self.word(ids) + self.position(positions) + self.token_type(token_types))
+
+
+def ids(high, *shape):
+    return torch.randint(0, high, shape, device=device)
+
+
+rows, vocab, width, seq = (4096, 50257, 1024, 512) if big else (64, 1000, 64, 16)
+emb = ScaledEmbedding(vocab, width).to(device)
+check("embedding * 2", emb, (ids(vocab, 4, seq),), kernels=1)
+
+bert = BertEmbeddings(vocab, width, seq).to(device)
+with torch.no_grad():
+    bert.norm.weight.uniform_(0.5, 1.5)
+    bert.norm.bias.uniform_(-1, 1)
+check("bert embeddings + layernorm", bert, (ids(vocab, 4, seq), ids(2, 4, seq)), kernels=1)
+
+x = torch.randn(rows, width, device=device)
+check("index_select + 1", lambda x, i: torch.index_select(x, 0, i) + 1, (x, ids(rows, 300)), kernels=1)
+check("gather * x", lambda x, i: torch.gather(x, 1, i) * x[:, :5], (x, ids(width, rows, 5)), kernels=1)
+check("take_along_dim", lambda x, i: torch.take_along_dim(x, i, dim=1).sin(), (x, ids(width, rows, 3)), kernels=1)
+check("x[idx]", lambda x, i: x[i].exp(), (x, ids(rows, 7, 3)), kernels=1)
+
+logits = torch.randn(rows, vocab, device=device)
+targets = ids(vocab, rows)
+targets[::7] = -100  # ignored
+check("cross entropy", lambda x, t: F.cross_entropy(x, t), (logits, targets), kernels=2)
+check("cross entropy bf16", lambda x, t: F.cross_entropy(x, t), (logits.bfloat16(), targets), kernels=2)
+check("cross entropy sum", lambda x, t: F.cross_entropy(x, t, reduction="sum"), (logits, targets), kernels=2)
+check("cross entropy per row", lambda x, t: F.cross_entropy(x, t, reduction="none"), (logits, targets), kernels=1)
+check("nll of log_softmax", lambda x, t: F.nll_loss(F.log_softmax(x, -1), t), (logits, targets), kernels=2)
