@@ -34,6 +34,8 @@ def _parser() -> ArgumentParser:
                    help="tiny configs (default: 2 layers, 64 wide) or real widths")
     p.add_argument("--dtype", choices=sorted(_DTYPES), help="float32 (the cpu default: against float64 "
                    "eager) or bfloat16 (the cuda default: against float32 eager)")
+    p.add_argument("--tokens", metavar="BxS", help="batch x sequence of the language models' input ids "
+                   "(default: 2x8 tiny, 2x128 real; T5's decoder takes half the sequence)")
     p.add_argument("--modes", default="inference,training", help="inference, training or both (default)")
     p.add_argument("--explain", action="store_true", help="print each graph's partition report too")
     p.add_argument("--list", action="store_true", help="list the zoo's models and exit")
@@ -96,6 +98,14 @@ def cmd_zoo(argv) -> int:
     if args.explain:
         os.environ["FUSEC_EXPLAIN"] = "1"
     dtype = getattr(torch, dtype_name)
+    if args.tokens:
+        import re
+
+        from fusec.zoo import models as zoo_models
+        m = re.fullmatch(r"(\d+)x(\d+)", args.tokens)
+        if not m or not int(m[1]) or not int(m[2]):
+            raise FusecError(f"--tokens {args.tokens!r}: give batch x sequence, e.g. 4x512")
+        zoo_models.TOKENS = (int(m[1]), int(m[2]))
     reference = "float64" if dtype == torch.float32 else "float32"
     print(f"fusec zoo: {args.target} target, {args.size} configs, {dtype_name} against {reference} eager", flush=True)
     failed = passed = unavailable = 0

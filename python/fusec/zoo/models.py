@@ -63,8 +63,11 @@ def timm_problem() -> str | None:
     return None
 
 
+TOKENS = None  # (batch, sequence) of the language models' input ids, where `fusec zoo --tokens` sets it
+
+
 def _tokens(vocab: int, size: str) -> torch.Tensor:
-    batch, seq = (2, 8) if size == "tiny" else (2, 128)
+    batch, seq = TOKENS or ((2, 8) if size == "tiny" else (2, 128))
     return torch.randint(0, vocab, (batch, seq))
 
 
