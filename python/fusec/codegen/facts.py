@@ -67,7 +67,13 @@ def read_group(ops, gid: int, kind: str) -> tuple[Facts, Group | None]:
     problem = _read_rows(group)
     if problem:
         return Facts(gid, refusal=problem), None
-    return _row_facts(gid, group, widths), group
+    # A row kernel's vectors run along its rows: their width is the narrowest buffer of the rows'
+    # shape. A per-row value (cross-entropy's mask of ignored targets, an i1 of [rows]) is read once
+    # a row, as a scalar: its 1-byte width had made the lanes 16, more than the rows' bf16 could
+    # take, and the rows scalar.
+    row_widths = tuple(sorted({element_bytes(ir.MemRefType(b.type).element_type) for b in buffers
+                               if tuple(ir.MemRefType(b.type).shape) == group.full}))
+    return _row_facts(gid, group, row_widths or widths), group
 
 
 def _row_facts(gid: int, group: Group, widths: tuple) -> Facts:

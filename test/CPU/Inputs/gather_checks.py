@@ -82,6 +82,11 @@ check("gather * x", lambda x, i: torch.gather(x, 1, i) * x[:, :5], (x, ids(width
 check("take_along_dim", lambda x, i: torch.take_along_dim(x, i, dim=1).sin(), (x, ids(width, rows, 3)), kernels=1)
 check("x[idx]", lambda x, i: x[i].exp(), (x, ids(rows, 7, 3)), kernels=1)
 
+# A gather of a value only a kernel of its own computes (a contraction): the table is written to
+# memory by that kernel and read by the next (fusion rule 7), never computed in the same kernel.
+a, b = torch.randn(48, 32, device=device), torch.randn(32, 40, device=device)
+check("(a @ b)[idx] * 2", lambda a, b, i: (a @ b)[i] * 2, (a, b, ids(48, 20)), kernels=2)
+
 logits = torch.randn(rows, vocab, device=device)
 targets = ids(vocab, rows)
 targets[::7] = -100  # ignored
