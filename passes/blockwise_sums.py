@@ -17,7 +17,8 @@ its own (codegen/row_loop.py), but a row schedule gives each output one thread b
 one output (a loss, `x.pow(2).mean()`) ran in one block of 256 threads over the whole tensor. Before
 fusion, a sum into fewer than `few-outputs` outputs is split the same way, so that the partials are
 many rows (32768 rows of 4096 for a 32768x4096 mean, fused with what they sum) and the sum of up
-to `final-block` (65536) partials is a second, small kernel. A row with no divisor is kept whole as
+to `final-block` (65536) partials is a second, small kernel. A sum of at most 16384 elements (a
+loss over the rows of a batch) is left to one block. A row with no divisor is kept whole as
 the partials' rows up to `final-block`. Sums that a normalization reads back over their rows (softmax's
 division, RMSNorm's scale: one row kernel does both) are left alone unless they have one output. A
 reshaped operand made by a pointwise generic is not given a tensor.expand_shape (a fusion boundary):
@@ -56,6 +57,12 @@ OPTIONS = {"block": (4096, "the most elements one chain of adds folds"),
            "final-block": (0, "the most elements a sum of partials folds unsplit (0: block)")}
 
 _TAGS = ("fusec.group", "fusec.group_kind")
+
+
+# cuda: a sum of at most this many elements stays one kernel (one block of 1024 threads, 16 loads
+# each): split, cross-entropy's mean over 8192 rows was four kernels (the count of its targets and
+# the sum of its losses could no longer share one).
+_ONE_BLOCK = 16 * 1024
 
 
 def run(module_op, pass_, block: int, few_outputs: int = 0, final_block: int = 0) -> None:
@@ -279,6 +286,8 @@ def _split(op, limits: _Limits, longest: int | None = None) -> None:
     outputs = math.prod(ranges[d] for d, kind in enumerate(iters) if kind != "reduction")
     if limits.few_outputs and (outputs >= limits.few_outputs or (outputs > 1 and _read_back(op.results[0], outputs))):
         return
+    if limits.few_outputs and outputs * math.prod(ranges[d] for d in reduced) <= _ONE_BLOCK:
+        return  # cuda: one block reads it in a few loads a thread (a loss over 8192 rows)
     operands = list(op.operands)
     last = reduced[-1]
     stale: list = []

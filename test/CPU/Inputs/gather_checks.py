@@ -94,4 +94,9 @@ check("cross entropy", lambda x, t: F.cross_entropy(x, t), (logits, targets), ke
 check("cross entropy bf16", lambda x, t: F.cross_entropy(x, t), (logits.bfloat16(), targets), kernels=2)
 check("cross entropy sum", lambda x, t: F.cross_entropy(x, t, reduction="sum"), (logits, targets), kernels=2)
 check("cross entropy per row", lambda x, t: F.cross_entropy(x, t, reduction="none"), (logits, targets), kernels=1)
+# More rows than the cpu target sums in one chain: it splits each of the two sums over the rows in
+# two after fusion, for accuracy (--fusec-blockwise-sums), so 4 functions there; 2 kernels on cuda.
+many = torch.randn(8192, 100, device=device)
+check("cross entropy 8192 rows", lambda x, t: F.cross_entropy(x, t), (many, ids(100, 8192)),
+      kernels=2 if device.type == "cuda" else 4)
 check("nll of log_softmax", lambda x, t: F.nll_loss(F.log_softmax(x, -1), t), (logits, targets), kernels=2)
