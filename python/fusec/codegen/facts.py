@@ -68,15 +68,17 @@ def read_group(ops, gid: int, kind: str) -> tuple[Facts, Group | None]:
     if problem:
         return Facts(gid, refusal=problem), None
     # A row kernel's vectors run along its rows: their width is the narrowest buffer of the rows'
-    # shape. A per-row value (cross-entropy's mask of ignored targets, an i1 of [rows]) is read once
+    # shape (a column kernel's: of every buffer, `_row_facts`). A per-row value (cross-entropy's mask of ignored targets, an i1 of [rows]) is read once
     # a row, as a scalar: its 1-byte width had made the lanes 16, more than the rows' bf16 could
     # take, and the rows scalar.
     row_widths = tuple(sorted({element_bytes(ir.MemRefType(b.type).element_type) for b in buffers
                                if tuple(ir.MemRefType(b.type).shape) == group.full}))
-    return _row_facts(gid, group, row_widths or widths), group
+    return _row_facts(gid, group, widths, row_widths or widths), group
 
 
-def _row_facts(gid: int, group: Group, widths: tuple) -> Facts:
+def _row_facts(gid: int, group: Group, widths: tuple, row_widths: tuple) -> Facts:
+    """`widths`: of every buffer; `row_widths`: of the rows' buffers (a column schedule's vectors run
+    along its outputs too, so it takes `widths`)."""
     reductions = group.reductions
     misses = {f"reduction {i}" for i, z in enumerate(reductions) if _element_misses(z)}
     if any(_misses(w) for _, w in group.outputs if w.shape == group.full and w.kind != "reduction"):
@@ -91,8 +93,8 @@ def _row_facts(gid: int, group: Group, widths: tuple) -> Facts:
     if columns and (any(_column_misses(z, len(group.rows) - 1) for z in reductions)
                     or any(_misses(w) for _, w in group.outputs)):
         misses.add("columns")
-    return Facts(gid, reductions=len(reductions), element_bytes=widths, vector_misses=frozenset(misses),
-                 columns=columns,
+    return Facts(gid, reductions=len(reductions), element_bytes=widths if columns else row_widths,
+                 vector_misses=frozenset(misses), columns=columns,
                  rows=tuple(None if r == DYNAMIC else r for r in group.rows), row_length=math.prod(group.cols),
                  row_last=group.cols[-1], row_map_identity=identity_map,
                  variance=tuple((reductions.index(z1), reductions.index(z2)) for z2, z1 in group.variances.items()),
