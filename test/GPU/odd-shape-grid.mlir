@@ -1,9 +1,10 @@
-// The launch grid on an odd shape (bias add, 37 x 1001 = 37037 elements, flat schedule):
+// The launch grid on an odd shape (bias add, 37 x 1001 = 37037 elements, flat schedule, one element
+// a thread: `--vectors 1`; by default a thread takes 4, test/Tiling/flat-schedule.mlir):
 // ceil(37037 / threads-per-block) blocks along x, 145 of 256 threads or 290 of 128, and the
 // kernel guards the linear index of the last block.
 
-// RUN: fusec %s --emit gpu | FileCheck %s
-// RUN: fusec %s --emit gpu --threads-per-block 128 | FileCheck %s --check-prefix=TPB128
+// RUN: fusec %s --emit gpu --vectors 1 | FileCheck %s
+// RUN: fusec %s --emit gpu --vectors 1 --threads-per-block 128 | FileCheck %s --check-prefix=TPB128
 
 // CHECK-LABEL: func.func @main(
 // CHECK-DAG:     %[[C145:.*]] = arith.constant 145 : index

@@ -1,9 +1,14 @@
 // The `tiled` stage, flat schedule (fusec-lower-groups-to-gpu), on a bias add of odd shape
-// (37 x 1001 = 37037 elements): one thread per output element, ceil(37037 / threads-per-block)
-// blocks, the linear index split back into row and column, and a guard for the last block.
+// (37 x 1001 = 37037 elements), with one element a thread (`--vectors 1`): ceil(37037 /
+// threads-per-block) blocks, the linear index split back into row and column, and a guard for the
+// last block. By default (DEFAULT) a thread takes 4 elements where an odd width allows no vectors:
+// ceil(37037 / 1024) = 37 blocks.
 
-// RUN: fusec %s --emit tiled | FileCheck %s
-// RUN: fusec %s --emit tiled --threads-per-block 128 | FileCheck %s --check-prefix=TPB128
+// RUN: fusec %s --emit tiled --vectors 1 | FileCheck %s
+// RUN: fusec %s --emit tiled --vectors 1 --threads-per-block 128 | FileCheck %s --check-prefix=TPB128
+// RUN: fusec %s --emit tiled | FileCheck %s --check-prefix=DEFAULT
+// DEFAULT:     gpu.launch blocks({{.*}}) in (%{{.*}} = %c37{{.*}}, {{.*}}) threads({{.*}}) in (%{{.*}} = %c256
+// DEFAULT-COUNT-4: arith.addf
 
 // CHECK-LABEL: func.func @main(
 // CHECK-SAME:      %[[X:.*]]: memref<37x1001xf32>, %[[B:.*]]: memref<1001xf32>) -> memref<37x1001xf32>
