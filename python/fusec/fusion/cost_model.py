@@ -26,7 +26,7 @@ import math
 
 from fusec.knobs import knob
 
-from .siblings import merge_siblings
+from .siblings import absorb_sole_readers, merge_siblings
 
 __all__ = ["OpNode", "Operand", "Group", "Decision", "FusionPolicy", "form_groups", "FUSION_MODES"]
 
@@ -146,30 +146,12 @@ class _Former:
                 self._new_group(node, "an initial value with no consumer in the function")
         if self.policy.mode == "full":
             merge_siblings(self, estimate_registers)
-            self._absorb_sole_readers()
+            absorb_sole_readers(self)
         live = [g for g in self.groups if g.members]
         for new_id, group in enumerate(live):
             group.members.sort()
             group.id = new_id
         return live, self.decisions
-
-    def _absorb_sole_readers(self) -> None:
-        """A pointwise group that only one other group reads, now that rule 8 has put its readers in
-        one kernel (q, k and v of a bf16 qkv read its one fp32 cast), is computed inside that group
-        (rule 5: recomputed at the points read) rather than written to memory."""
-        for other in list(self.groups):
-            if not other.members or other.kind != "pointwise" or any(self.nodes[m].used_outside for m in other.members):
-                continue
-            readers = [self.nodes[u] for m in other.members for u in self.nodes[m].users
-                       if self._find(self.group_of[u]) != other.id]
-            owners = {self._find(self.group_of[r.index]) for r in readers}
-            if len(owners) != 1:
-                continue
-            group = self.groups[owners.pop()]
-            producer = next(self.nodes[m] for m in other.members if readers[0].index in self.nodes[m].users)
-            ok, rule, reason = self._absorb(group, other, readers[0])
-            if ok:
-                self._log(producer, readers[0], rule, "fuse", 0, f"its readers share one kernel now: {reason}")
 
     def _take_fills(self, node: OpNode) -> None:
         for operand in node.operands:

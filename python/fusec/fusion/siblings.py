@@ -6,12 +6,13 @@ GPT-2 splits its packed qkv into q, k and v, each into heads (a slice, a view an
 no producer in common but the input, so rules 1-7 give each its own kernel. Pointwise groups of one
 shape that read the same tensor through index maps, and do not depend on each other, are merged
 into one kernel (one launch; the flat schedule writes each output at the same point), within the
-register cap of rule 6. Only with `--fusion=full`.
+register cap of rule 6. Only with `--fusion=full`. Then a pointwise group read by one merged kernel
+alone joins it (`absorb_sole_readers`).
 """
 
 from __future__ import annotations
 
-__all__ = ["merge_siblings"]
+__all__ = ["absorb_sole_readers", "merge_siblings"]
 
 
 def _sliced_reads(former, group) -> dict:
@@ -49,3 +50,24 @@ def merge_siblings(former, estimate_registers) -> None:
             former.alias[other.id] = group.id
             former._log(mine[shared[0]], theirs[shared[0]], 8, "fuse", 0,
                         f"siblings reading {shared[0]} through index maps share one kernel (one launch)")
+
+
+def absorb_sole_readers(former) -> None:
+    """After rule 8: a pointwise group that only one other (pointwise or reduction) group reads, now
+    that its readers share that kernel (q, k and v of a bf16 qkv read its one fp32 cast), is computed
+    inside that group (rule 5: recomputed at the points read) rather than written to memory."""
+    for other in list(former.groups):
+        if not other.members or other.kind != "pointwise" or any(former.nodes[m].used_outside for m in other.members):
+            continue
+        readers = [former.nodes[u] for m in other.members for u in former.nodes[m].users
+                   if former._find(former.group_of[u]) != other.id]
+        owners = {former._find(former.group_of[r.index]) for r in readers}
+        if len(owners) != 1:
+            continue
+        group = former.groups[owners.pop()]
+        if group.kind not in ("pointwise", "reduction"):
+            continue  # contractions and opaque ops end groups (rule 7)
+        producer = next(former.nodes[m] for m in other.members if readers[0].index in former.nodes[m].users)
+        ok, rule, reason = former._absorb(group, other, readers[0])
+        if ok:
+            former._log(producer, readers[0], rule, "fuse", 0, f"its readers share one kernel now: {reason}")
