@@ -30,6 +30,7 @@ from fusec.numerics import compare
 from fusec.timing import LARGE_CALLS, LATENCY_CALLS, device_copy_GBs, gpu_time_us
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "test", "CPU", "Inputs"))
+from bert_embeddings import BertEmbeddings  # noqa: E402
 from t5_buckets import _relative_position_bucket  # noqa: E402 (transformers' own code, as the tests use it)
 
 F = torch.nn.functional
@@ -59,19 +60,6 @@ def split_heads(heads, width):
         scale = width ** -0.25
         return parts[0] * scale, parts[1] * scale, parts[2] + 0
     return fn
-
-
-class BertEmbeddings(torch.nn.Module):  # test/CPU/Inputs/gather_checks.py
-    def __init__(self, vocab, width, positions):
-        super().__init__()
-        self.word = torch.nn.Embedding(vocab, width)
-        self.position = torch.nn.Embedding(positions, width)
-        self.token_type = torch.nn.Embedding(2, width)
-        self.norm = torch.nn.LayerNorm(width, eps=1e-12)
-
-    def forward(self, ids, token_types):
-        positions = torch.arange(ids.shape[1], device=ids.device)
-        return self.norm(self.word(ids) + self.position(positions) + self.token_type(token_types))
 
 
 class T5Bias(torch.nn.Module):

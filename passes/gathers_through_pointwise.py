@@ -37,25 +37,12 @@ from torch_mlir.dialects import arith, tensor
 
 from .bound_gather_indices import _depends_on_data
 from .classify_ops import computes_from_indices, indexing_maps, iterator_kinds
+from .inline_iotas import dim_exprs
 
 FLAG = "fusec-gathers-through-pointwise"
 SUMMARY = "Read a gather of a pointwise op's result from that op's inputs, computing its body there"
 
 _BUDGET = 64  # body ops one extract may clone, over all the producers it is pulled through
-
-
-def _dims_or_zeros(m):
-    """Each result of map `m` as a dim position or the constant 0 (None for a constant 0), or None."""
-    out = []
-    for e in m.results:
-        d = e.maybe_downcast()
-        if isinstance(d, ir.AffineDimExpr):
-            out.append(d.position)
-        elif isinstance(d, ir.AffineConstantExpr) and d.value == 0:
-            out.append(None)
-        else:
-            return None
-    return out
 
 
 def _pullable(source):
@@ -69,7 +56,7 @@ def _pullable(source):
         return None
     maps = indexing_maps(op)
     n_in = len(op.opview.inputs)
-    if maps[-1] != ir.AffineMap.get_identity(maps[-1].n_dims) or any(_dims_or_zeros(m) is None for m in maps[:n_in]):
+    if maps[-1] != ir.AffineMap.get_identity(maps[-1].n_dims) or any(dim_exprs(m) is None for m in maps[:n_in]):
         return None
     body = op.regions[0].blocks[0]
     if len(list(body.arguments[n_in].uses)) or not all(computes_from_indices(inner) for inner in body.operations):
@@ -87,7 +74,7 @@ def _pull(extract, producer) -> int:
         zero = None
         for j, (value, m) in enumerate(zip(producer.opview.inputs, indexing_maps(producer)[:n_in])):
             at = []
-            for pos in _dims_or_zeros(m):
+            for pos in dim_exprs(m):
                 if pos is None:
                     zero = zero or arith.ConstantOp(ir.IndexType.get(), 0).result
                     at.append(zero)

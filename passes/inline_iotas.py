@@ -68,7 +68,7 @@ def is_iota(op) -> bool:
             and any(inner.name == "linalg.index" for inner in _body(op)))
 
 
-def _dim_exprs(m) -> list | None:
+def dim_exprs(m) -> list | None:
     """Per result of map `m`: the loop dim it reads, or None for a constant 0; None when `m` has
     another kind of result."""
     out = []
@@ -84,7 +84,7 @@ def _dim_exprs(m) -> list | None:
 
 
 def _loop_dims(maps) -> set:
-    return {d for m in maps for d in (_dim_exprs(m) or []) if d is not None}
+    return {d for m in maps for d in (dim_exprs(m) or []) if d is not None}
 
 
 def _inlinable(reader, j: int) -> bool:
@@ -93,7 +93,7 @@ def _inlinable(reader, j: int) -> bool:
         return False
     maps = indexing_maps(reader)
     kept = [m for i, m in enumerate(maps) if i != j]
-    return _dim_exprs(maps[j]) is not None and _loop_dims(kept) == set(range(maps[0].n_dims))
+    return dim_exprs(maps[j]) is not None and _loop_dims(kept) == set(range(maps[0].n_dims))
 
 
 def _clone_iota(iota, dims: list, target_block) -> ir.Value:
@@ -124,7 +124,7 @@ def _inline(iota, reader, j: int) -> None:
     view = reader.opview
     n_inputs = len(view.inputs)
     maps = indexing_maps(reader)
-    dims = _dim_exprs(maps[j])
+    dims = dim_exprs(maps[j])
     kept = [i for i in range(len(reader.operands)) if i != j]
     source = reader.regions[0].blocks[0]
     attrs = attributes(reader)

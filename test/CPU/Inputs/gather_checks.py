@@ -12,6 +12,8 @@ import torch.nn.functional as F
 import fusec
 from fusec.numerics import compare
 
+from bert_embeddings import BertEmbeddings  # this directory (the script's) is on sys.path
+
 torch.manual_seed(0)
 device = torch.device(sys.argv[1])
 big = len(sys.argv) > 2 and sys.argv[2] == "big"  # the GPU's sizes
@@ -45,21 +47,6 @@ class ScaledEmbedding(torch.nn.Module):
 
     def forward(self, ids):
         return self.emb(ids) * 2.0
-
-
-class BertEmbeddings(torch.nn.Module):
-    """transformers' BertEmbeddings: word + position + token type, then LayerNorm."""
-
-    def __init__(self, vocab, width, positions):
-        super().__init__()
-        self.word = torch.nn.Embedding(vocab, width)
-        self.position = torch.nn.Embedding(positions, width)
-        self.token_type = torch.nn.Embedding(2, width)
-        self.norm = torch.nn.LayerNorm(width, eps=1e-12)
-
-    def forward(self, ids, token_types):
-        positions = torch.arange(ids.shape[1], device=ids.device)
-        return self.norm(self.word(ids) + self.position(positions) + self.token_type(token_types))
 
 
 def ids(high, *shape):
