@@ -101,6 +101,7 @@ class Kernel:
         # The loop dim a reduction's elements are vectorized along (None: the innermost; the column
         # schedule's: the columns, a parallel dim, while the reduced dims are the inner loops).
         self.reduction_dim = None
+        self.lane_starts = {}  # a vector of consecutive loop indices (`_loop_index`) -> its first index
 
     def load(self, operand, index, lanes: int):
         """A load, once per element per kernel phase: a value read again (by the epilogue, say) is
@@ -176,8 +177,7 @@ class Kernel:
         self.cache[key] = result
         return result
 
-    @staticmethod
-    def _loop_index(point, dim: int, lanes: int):
+    def _loop_index(self, point, dim: int, lanes: int):
         """Loop index `dim` at iteration point `point`; with vectors (along the innermost loop dim,
         as `evaluate` computes them) that index's lanes, point[dim] + 0, 1, ..., lanes - 1."""
         if lanes == 1 or dim != len(point) - 1:
@@ -187,11 +187,8 @@ class Kernel:
         steps = arith.ConstantOp(wide, ir.DenseElementsAttr.get(
             [ir.IntegerAttr.get(index, k) for k in range(lanes)], type=wide)).result
         lane_indices = arith.AddIOp(vector.BroadcastOp(wide, point[dim]).result, steps).result
-        Kernel._lane_starts[lane_indices] = point[dim]
+        self.lane_starts[lane_indices] = point[dim]
         return lane_indices
-
-    # Vectors of consecutive loop indices (`_loop_index`) -> their first lane's index.
-    _lane_starts: dict = {}
 
     def _gather(self, inner, operands, lanes: int):
         """A gather's read (a body's `memref.load` at data-dependent indices, its bufferized
@@ -200,11 +197,11 @@ class Kernel:
         buffer, indices = operands[0], operands[1:]
         element = ir.MemRefType(buffer.type).element_type
         last = indices[-1] if indices else None
-        if last is not None and last in Kernel._lane_starts and not any(is_vector(v) for v in indices[:-1]) \
+        if last is not None and last in self.lane_starts and not any(is_vector(v) for v in indices[:-1]) \
                 and not _is_bool(element):
             aligned = ir.MemRefType(buffer.type).shape[-1] % lanes == 0
             return vector.LoadOp(ir.VectorType.get([lanes], element), buffer,
-                                 [*indices[:-1], Kernel._lane_starts[last]],
+                                 [*indices[:-1], self.lane_starts[last]],
                                  alignment=min(16, lanes * element_bytes(element)) if aligned
                                  else element_bytes(element)).result
         elements = []
