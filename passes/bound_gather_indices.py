@@ -28,7 +28,7 @@ from __future__ import annotations
 from fusec.mlir import ir
 from torch_mlir.dialects import arith
 
-__all__ = ["is_index_bound_assert"]
+__all__ = ["depends_on_data", "is_index_bound_assert"]
 
 FLAG = "fusec-bound-gather-indices"
 SUMMARY = "Clamp a gather's data-dependent indices into bounds in place of torch-mlir's asserts"
@@ -38,7 +38,7 @@ def _body(op):
     return op.regions[0].blocks[0]
 
 
-def _depends_on_data(value, body, seen=None) -> bool:
+def depends_on_data(value, body, seen=None) -> bool:
     """Whether `value` (in `body`) is computed from a block argument (an element of an input)."""
     seen = set() if seen is None else seen
     if isinstance(value.owner, ir.Block):
@@ -47,7 +47,7 @@ def _depends_on_data(value, body, seen=None) -> bool:
     if op.parent is None or op.parent.regions[0].blocks[0] != body or op in seen:
         return False
     seen.add(op)
-    return any(_depends_on_data(v, body, seen) for v in op.operands)
+    return any(depends_on_data(v, body, seen) for v in op.operands)
 
 
 def _data_indices(body) -> set:
@@ -57,7 +57,7 @@ def _data_indices(body) -> set:
     for inner in body.operations:
         if inner.name == "tensor.extract":
             for v in list(inner.operands)[1:]:
-                if _depends_on_data(v, body):
+                if depends_on_data(v, body):
                     found.add(v)
                     if not isinstance(v.owner, ir.Block) and v.owner.name == "arith.index_cast":
                         found.add(v.owner.operands[0])
@@ -95,7 +95,7 @@ def _bound(op) -> None:
             continue
         shape = ir.RankedTensorType(inner.operands[0].type).shape
         for k, v in enumerate(list(inner.operands)[1:]):
-            if _depends_on_data(v, body) and shape[k] != ir.ShapedType.get_dynamic_size():
+            if depends_on_data(v, body) and shape[k] != ir.ShapedType.get_dynamic_size():
                 with ir.InsertionPoint(inner), inner.location:
                     inner.operands[k + 1] = _clamp(v, shape[k])
 

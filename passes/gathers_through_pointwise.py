@@ -35,7 +35,7 @@ from __future__ import annotations
 from fusec.mlir import ir
 from torch_mlir.dialects import arith, tensor
 
-from .bound_gather_indices import _depends_on_data
+from .bound_gather_indices import depends_on_data
 from .classify_ops import computes_from_indices, indexing_maps, iterator_kinds
 from .inline_iotas import dim_exprs
 
@@ -112,7 +112,7 @@ def _pull_all(op) -> None:
         for inner in list(body.operations):
             if inner.name != "tensor.extract":
                 continue
-            if not any(_depends_on_data(v, body) for v in list(inner.operands)[1:]):
+            if not any(depends_on_data(v, body) for v in list(inner.operands)[1:]):
                 continue
             producer = _pullable(inner.operands[0])
             if producer is None:
