@@ -17,7 +17,7 @@ from fusec.mlir import ir
 
 from fusec.passes.classify_ops import classify, combiner, full_input, indexing_maps
 
-from . import prefetch, row_variance
+from . import prefetch, row_variance, windows
 from .indexing import DYNAMIC, element_bytes, shifted_lanes, vector_access
 from .kernel import Member, has_identity
 from .plan import Facts
@@ -96,9 +96,17 @@ def _row_facts(gid: int, group: Group, widths: tuple, row_widths: tuple) -> Fact
     return Facts(gid, reductions=len(reductions), element_bytes=widths if columns else row_widths,
                  vector_misses=frozenset(misses), columns=columns,
                  rows=tuple(None if r == DYNAMIC else r for r in group.rows), row_length=math.prod(group.cols),
-                 row_last=group.cols[-1], row_map_identity=identity_map,
+                 row_last=group.cols[-1], row_map_identity=identity_map, windows=_windows(group),
                  variance=tuple((reductions.index(z1), reductions.index(z2)) for z2, z1 in group.variances.items()),
                  prefetch_loads=loads)
+
+
+def _windows(group: Group) -> bool:
+    """Whether the rows may be read through windows aligned to their buffers (`windows`): rows of one
+    dim, every buffer of the rows' shape row-major from its start (one phase for all of them)."""
+    buffers = {v for m in group.members for v in m.inputs + [m.out] if isinstance(v.type, ir.MemRefType)
+               and tuple(ir.MemRefType(v.type).shape) == group.full}
+    return len(group.cols) == 1 and all(windows.row_major(ir.MemRefType(b.type)) for b in buffers)
 
 
 def _columns(group: Group) -> bool:

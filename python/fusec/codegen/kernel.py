@@ -17,6 +17,7 @@ import math
 from fusec.mlir import ir
 from torch_mlir.dialects import arith, memref, vector
 
+from . import windows
 from .indexing import apply_map, const, element_bytes, lanes_of
 
 __all__ = ["Member", "Kernel", "identity", "has_identity", "attributes", "is_vector"]
@@ -102,6 +103,7 @@ class Kernel:
         # schedule's: the columns, a parallel dim, while the reduced dims are the inner loops).
         self.reduction_dim = None
         self.lane_starts = {}  # a vector of consecutive loop indices (`_loop_index`) -> its first index
+        self.windows = {}  # a window's first column -> its `windows.Window` (rows of any width)
 
     def load(self, operand, index, lanes: int):
         """A load, once per element per kernel phase: a value read again (by the epilogue, say) is
@@ -110,7 +112,9 @@ class Kernel:
         if key not in self.cache:
             operand, index = self.stashed.get(key, (operand, index))
             element = ir.MemRefType(operand.type).element_type
-            if lanes == 1:
+            if lanes > 1 and index and index[-1] in self.windows:
+                self.cache[key] = windows.load(self.windows[index[-1]], operand, index, lanes, not _is_bool(element))
+            elif lanes == 1:
                 self.cache[key] = memref.LoadOp(operand, index).result
             elif _is_bool(element):
                 self.cache[key] = vector.FromElementsOp(
@@ -123,7 +127,9 @@ class Kernel:
 
     def store(self, value, operand, index):
         element = ir.MemRefType(operand.type).element_type
-        if is_vector(value) and _is_bool(element):
+        if is_vector(value) and index and index[-1] in self.windows:
+            windows.store(self.windows[index[-1]], value, operand, index, not _is_bool(element))
+        elif is_vector(value) and _is_bool(element):
             for k in range(ir.VectorType(value.type).shape[0]):
                 memref.StoreOp(vector.ExtractOp(value, [], [k]).result, operand, _lane(index, k))
         elif is_vector(value):
@@ -182,6 +188,8 @@ class Kernel:
         as `evaluate` computes them) that index's lanes, point[dim] + 0, 1, ..., lanes - 1."""
         if lanes == 1 or dim != len(point) - 1:
             return point[dim]
+        if point[dim] in self.windows:  # a window's columns, clamped into the row (`windows`)
+            return self.windows[point[dim]].columns
         index = ir.IndexType.get()
         wide = ir.VectorType.get([lanes], index)
         steps = arith.ConstantOp(wide, ir.DenseElementsAttr.get(

@@ -29,8 +29,9 @@ def vector_slot(v, count: int, lanes: int, extents: list, masked: bool):
 
 
 def store_where(kernel, valid, outputs, values, at) -> None:
-    """Store each value into its output buffer at index `at`; only where `valid` holds, if given."""
-    if valid is None:
+    """Store each value into its output buffer at index `at`; only where `valid` holds, if given (a
+    window's lane mask, a vector: its stores mask themselves, `windows.store`)."""
+    if valid is None or isinstance(valid.type, ir.VectorType):
         for (buf, _), value in zip(outputs, values):
             kernel.store(value, buf, at)
         return

@@ -50,6 +50,7 @@ class Facts:
     row_length: int = 0  # elements of one row (the reduced extents' product)
     row_last: int = 0  # the row's innermost extent (a vector must divide it)
     row_map_identity: bool = True  # the reductions read their rows in order
+    windows: bool = False  # rows of one dim, in row-major buffers: any width takes vectors (`windows`)
     variance: tuple = ()  # (mean's, variance's) reduction indices that one round can compute
     prefetch_loads: tuple = ()  # (reads a vector, element bytes) of each row the prefetch would load
     columns: bool = False  # a column reduction: the rows' last dim (parallel) is the inputs' innermost
@@ -90,6 +91,12 @@ class Plan:
     read_only_cache: str = "off"  # which inputs are read through the read-only data cache
     l2_evict_last: bool = False  # the row-sized inputs loaded with an L2 evict_last policy
     cluster: int = 1  # row_registers: blocks a row is split over (a thread-block cluster, `cluster`)
+    window: bool = False  # row schedules: vectors aligned to the buffer, not the row (`windows`: odd widths)
+
+    @property
+    def n_vectors(self) -> int:
+        """Vectors of a row: its windows' count where they are aligned to the buffer."""
+        return row_vectors(self.row_length, self.lanes, self.window)
 
     @property
     def hybrid(self) -> bool:
@@ -103,7 +110,7 @@ class Plan:
                     "lanes": self.lanes, **({"vectors_per_thread": self.vectors_per_thread}
                                             if self.vectors_per_thread > 1 else {})}
         out = {"schedule": self.schedule, "rows": _static_or_dynamic(self.rows), "row_length": self.row_length,
-               "threads": self.threads, "lanes": self.lanes}
+               "threads": self.threads, "lanes": self.lanes, **({"windows": True} if self.window else {})}
         if self.schedule in ("row_loop", "columns"):
             return {**out, "unroll": self.unroll}
         return {**out, **({"cluster": self.cluster} if self.cluster > 1 else {}),
@@ -132,6 +139,12 @@ def vector_lanes(element_bytes) -> int:
     return 16 // min(widths) if widths and 16 % min(widths) == 0 else 1
 
 
+def row_vectors(row_length: int, lanes: int, window: bool) -> int:
+    """Vectors of `lanes` a row of `row_length` takes: a whole number of them, or with `window` the
+    most windows aligned to the buffer it spans (`windows.count`)."""
+    return -(-(row_length + lanes - 1) // lanes) if window else row_length // lanes
+
+
 def plan(facts: Facts, knobs: Knobs) -> Plan | Refusal:
     """The group's schedule: the first of the schedules (in the module docstring's order) that fits."""
     if facts.refusal:
@@ -158,7 +171,10 @@ def row_threads(n_vectors: int, n_rows: int | None, vectors: int = 0) -> tuple[i
     vectors = vectors or (1 if n_rows is not None and n_rows <= _FEW_ROWS else _VECTORS_PER_THREAD)
     threads = -(-n_vectors // vectors)
     threads = min(1024, max(32, -(-threads // 32) * 32))
-    return threads, -(-n_vectors // threads)
+    per_thread = -(-n_vectors // threads)
+    # As few threads as the vectors a thread takes need: 2049 vectors are 3 each on 704 threads, not
+    # on 1024 (a third of their slots empty, and a cluster's last block with nothing to do).
+    return max(32, -(-(-(-n_vectors // per_thread)) // 32) * 32), per_thread
 
 
 def _plan_rows(facts: Facts, knobs: Knobs) -> Plan | Refusal:
@@ -175,23 +191,30 @@ def _plan_rows(facts: Facts, knobs: Knobs) -> Plan | Refusal:
         | ({"prefetch"} if knobs.row_prefetch else set())
     for n in lanes:
         if _row_vectors_fit(facts, n, in_registers):
-            chosen = _row_registers(facts, knobs, n, bool(variance))
+            window = _window(facts, n)
+            chosen = _row_registers(facts, knobs, n, bool(variance) and not window, window)
             if chosen is not None:
                 return chosen
     n = next(n for n in lanes if _row_vectors_fit(facts, n, folded | {"outputs"}))
-    return _row_loop(facts, knobs, n)
+    return _row_loop(facts, knobs, n, _window(facts, n))
 
 
 def _row_vectors_fit(facts: Facts, lanes: int, phases: set) -> bool:
-    return lanes == 1 or (facts.row_last % lanes == 0 and facts.row_map_identity
+    return lanes == 1 or ((facts.row_last % lanes == 0 or _window(facts, lanes)) and facts.row_map_identity
                           and not phases & facts.vector_misses)
 
 
-def _row_registers(facts: Facts, knobs: Knobs, lanes: int, variance: bool) -> Plan | None:
+def _window(facts: Facts, lanes: int) -> bool:
+    """Whether rows of `lanes`-wide vectors are read through windows aligned to the buffer
+    (`windows`): the row is not a whole number of vectors, and at least two."""
+    return lanes > 1 and facts.row_last % lanes != 0 and facts.windows and facts.row_last >= 2 * lanes
+
+
+def _row_registers(facts: Facts, knobs: Knobs, lanes: int, variance: bool, window: bool = False) -> Plan | None:
     """Block per row, the row in registers; None when the row does not fit them. A `vectors` knob
     that gives a thread more of the row than `row_registers` elements makes a hybrid: the thread
     keeps its first `row_registers` elements in registers and reads the rest again (or stashes it)."""
-    n_vectors = facts.row_length // lanes
+    n_vectors = row_vectors(facts.row_length, lanes, window)
     threads, per_thread = row_threads(n_vectors, facts.n_rows, knobs.vectors)
     held = min(per_thread, knobs.row_registers // lanes)
     c = 1
@@ -202,9 +225,10 @@ def _row_registers(facts: Facts, knobs: Knobs, lanes: int, variance: bool) -> Pl
         threads, per_thread = row_threads(-(-n_vectors // c), facts.n_rows, knobs.vectors)
         held = per_thread
     return Plan("row_registers", threads, lanes, rows=facts.n_rows, row_length=facts.row_length, cluster=c,
+                window=window,
                 vectors_per_thread=per_thread, vectors_in_registers=held,
                 prefetch=knobs.row_prefetch and _prefetch_fits(facts, lanes, per_thread, threads),
-                stash=knobs.row_stash and held < per_thread and threads > _WARP,
+                stash=knobs.row_stash and held < per_thread and threads > _WARP and not window,
                 one_barrier=one_barrier(facts.n_rows, knobs.one_barrier_rows), one_round_variance=variance,
                 read_only_cache=knobs.read_only_cache, l2_evict_last=knobs.l2_evict_last)
 
@@ -228,14 +252,15 @@ def _cluster(n_vectors: int, n_rows: int | None, lanes: int, knobs: Knobs) -> in
     return 1
 
 
-def _row_loop(facts: Facts, knobs: Knobs, lanes: int) -> Plan:
+def _row_loop(facts: Facts, knobs: Knobs, lanes: int, window: bool = False) -> Plan:
     """Block per row for rows too long for registers: a block of threads up to `threads_per_block`
     (a power of two that covers the row, a warp at least), `row_unroll` vectors a trip (no more
     than the row has per thread)."""
-    n_vectors = facts.row_length // lanes
+    n_vectors = row_vectors(facts.row_length, lanes, window)
     threads = min(knobs.threads_per_block, max(32, 1 << max(0, (n_vectors - 1).bit_length())))
     unroll = max(1, min(knobs.row_unroll, -(-n_vectors // threads)))
     return Plan("row_loop", threads, lanes, rows=facts.n_rows, row_length=facts.row_length, unroll=unroll,
+                window=window,
                 read_only_cache=knobs.read_only_cache, l2_evict_last=knobs.l2_evict_last)
 
 

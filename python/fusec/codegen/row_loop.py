@@ -19,6 +19,7 @@ from __future__ import annotations
 from fusec.mlir import ir
 from torch_mlir.dialects import arith, gpu, scf
 
+from . import windows
 from .combine import finish_reduction
 from .indexing import apply_map, const, count, delinearize, lanes_of
 from .kernel import Kernel, identity
@@ -45,7 +46,7 @@ def build(plan, group):
     """The kernel of `group` as `plan` (a row_loop plan) says: (its gpu.launch, {})."""
     lanes, threads, unroll = plan.lanes, plan.threads, plan.unroll
     rows, cols = group.rows, group.cols
-    n_vectors = plan.row_length // lanes
+    n_vectors = plan.n_vectors
     stride = threads * unroll
     op = launch(count(group.source, rows), threads)
     body = op.regions[0].blocks[0]
@@ -58,6 +59,9 @@ def build(plan, group):
         slots = []
         for j in range(unroll):
             v = arith.AddIOp(iv, const(j * threads)).result if j else iv
+            if plan.window:  # a row of any width, through windows aligned to the buffer
+                slots.append(windows.slot(kernel, v, row, bx, group.full, lanes))
+                continue
             point, valid = vector_slot(v, n_vectors, lanes, cols, bool(j and n_vectors % stride))
             slots.append((row + point, valid))
         return slots

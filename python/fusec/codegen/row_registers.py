@@ -21,7 +21,7 @@ from __future__ import annotations
 from fusec.mlir import ir
 from torch_mlir.dialects import arith, gpu
 
-from . import cluster, prefetch, row_stash, row_variance
+from . import cluster, prefetch, row_stash, row_variance, windows
 from .combine import finish_reduction, merge_by, start_value
 from .indexing import apply_map, const, count, delinearize, index
 from .kernel import Kernel, identity
@@ -34,7 +34,7 @@ def build(plan, group):
     building tells for the schedule record: the stash's bytes)."""
     lanes, threads, held, c = plan.lanes, plan.threads, plan.vectors_in_registers, plan.cluster
     rows, cols = group.rows, group.cols
-    n_vectors = plan.row_length // lanes
+    n_vectors = plan.n_vectors
     blocks = count(group.source, rows)
     if c > 1:
         op = cluster.launch(arith.MulIOp(index(blocks), const(c)).result, threads, c)
@@ -48,12 +48,17 @@ def build(plan, group):
         row = delinearize(row_index, list(rows)) if rows else []
         # The thread's slots: vector v = tx + j * threads of the row (of the block's part of it, in
         # a cluster: rank * threads * vectors_per_thread on). The last slots may run past the row:
-        # they load the row's last vector instead (always in bounds) and are masked out.
+        # they load the row's last vector instead (always in bounds) and are masked out. Rows that
+        # are not a whole number of vectors are read through windows aligned to the buffer
+        # (`windows`), each masked lane by lane.
         share = threads * plan.vectors_per_thread
         first = arith.AddIOp(tx, arith.MulIOp(rank, const(share)).result).result if c > 1 else tx
         slots = []
         for j in range(plan.vectors_per_thread):
             v = arith.AddIOp(first, const(j * threads)).result if j else first
+            if plan.window:
+                slots.append(windows.slot(kernel, v, row, row_index, group.full, lanes))
+                continue
             point, valid = vector_slot(v, n_vectors, lanes, cols, (c - 1) * share + (j + 1) * threads > n_vectors)
             slots.append((row + point, valid))
         across = (lambda total, name: _across(total, name, c, tx, body)) if c > 1 else None
