@@ -190,24 +190,24 @@ def _plan_rows(facts: Facts, knobs: Knobs) -> Plan | Refusal:
     in_registers = (folded - {f"reduction {v}" for _, v in variance}) | {"outputs"} \
         | ({"prefetch"} if knobs.row_prefetch else set())
     for n in lanes:
-        if _row_vectors_fit(facts, n, in_registers):
-            window = _window(facts, n)
+        if _row_vectors_fit(facts, knobs, n, in_registers):
+            window = _window(facts, knobs, n)
             chosen = _row_registers(facts, knobs, n, bool(variance) and not window, window)
             if chosen is not None:
                 return chosen
-    n = next(n for n in lanes if _row_vectors_fit(facts, n, folded | {"outputs"}))
-    return _row_loop(facts, knobs, n, _window(facts, n))
+    n = next(n for n in lanes if _row_vectors_fit(facts, knobs, n, folded | {"outputs"}))
+    return _row_loop(facts, knobs, n, _window(facts, knobs, n))
 
 
-def _row_vectors_fit(facts: Facts, lanes: int, phases: set) -> bool:
-    return lanes == 1 or ((facts.row_last % lanes == 0 or _window(facts, lanes)) and facts.row_map_identity
+def _row_vectors_fit(facts: Facts, knobs: Knobs, lanes: int, phases: set) -> bool:
+    return lanes == 1 or ((facts.row_last % lanes == 0 or _window(facts, knobs, lanes)) and facts.row_map_identity
                           and not phases & facts.vector_misses)
 
 
-def _window(facts: Facts, lanes: int) -> bool:
+def _window(facts: Facts, knobs: Knobs, lanes: int) -> bool:
     """Whether rows of `lanes`-wide vectors are read through windows aligned to the buffer
-    (`windows`): the row is not a whole number of vectors, and at least two."""
-    return lanes > 1 and facts.row_last % lanes != 0 and facts.windows and facts.row_last >= 2 * lanes
+    (`windows`, the `row_windows` knob): the row is not a whole number of vectors, and at least two."""
+    return knobs.row_windows and lanes > 1 and facts.row_last % lanes != 0 and facts.windows and facts.row_last >= 2 * lanes
 
 
 def _row_registers(facts: Facts, knobs: Knobs, lanes: int, variance: bool, window: bool = False) -> Plan | None:
