@@ -20,6 +20,13 @@ def const(n: int):
     return arith.ConstantOp(ir.IndexType.get(), n).result
 
 
+def lane_steps(lanes: int):
+    """The index vector 0, 1, ..., lanes - 1 (a vector's lanes' offsets from its first index)."""
+    wide = ir.VectorType.get([lanes], ir.IndexType.get())
+    return arith.ConstantOp(wide, ir.DenseElementsAttr.get(
+        [ir.IntegerAttr.get(ir.IndexType.get(), k) for k in range(lanes)], type=wide)).result
+
+
 def index(n):
     """An index value: `n` itself, or a constant when `n` is an int."""
     return const(n) if isinstance(n, int) else n

@@ -18,7 +18,7 @@ from fusec.mlir import ir
 from torch_mlir.dialects import arith, memref, vector
 
 from . import windows
-from .indexing import apply_map, const, element_bytes, lanes_of
+from .indexing import apply_map, const, element_bytes, lane_steps, lanes_of
 
 __all__ = ["Member", "Kernel", "identity", "has_identity", "attributes", "is_vector"]
 
@@ -190,11 +190,8 @@ class Kernel:
             return point[dim]
         if point[dim] in self.windows:  # a window's columns, clamped into the row (`windows`)
             return self.windows[point[dim]].columns
-        index = ir.IndexType.get()
-        wide = ir.VectorType.get([lanes], index)
-        steps = arith.ConstantOp(wide, ir.DenseElementsAttr.get(
-            [ir.IntegerAttr.get(index, k) for k in range(lanes)], type=wide)).result
-        lane_indices = arith.AddIOp(vector.BroadcastOp(wide, point[dim]).result, steps).result
+        wide = ir.VectorType.get([lanes], ir.IndexType.get())
+        lane_indices = arith.AddIOp(vector.BroadcastOp(wide, point[dim]).result, lane_steps(lanes)).result
         self.lane_starts[lane_indices] = point[dim]
         return lane_indices
 

@@ -27,7 +27,7 @@ import dataclasses
 from fusec.mlir import ir
 from torch_mlir.dialects import arith, memref, scf, vector
 
-from .indexing import const, element_bytes
+from .indexing import const, element_bytes, lane_steps
 
 __all__ = ["Window", "count", "slot", "load", "store", "row_major"]
 
@@ -57,9 +57,7 @@ def slot(kernel, v, row: list, row_linear, full: tuple, lanes: int):
     phase = arith.RemUIOp(arith.MulIOp(row_linear, const(width)).result, const(lanes)).result
     first = arith.SubIOp(arith.MulIOp(v, const(lanes)).result, phase).result
     wide = ir.VectorType.get([lanes], index)
-    steps = arith.ConstantOp(wide, ir.DenseElementsAttr.get(
-        [ir.IntegerAttr.get(index, k) for k in range(lanes)], type=wide)).result
-    columns = arith.AddIOp(vector.BroadcastOp(wide, first).result, steps).result
+    columns = arith.AddIOp(vector.BroadcastOp(wide, first).result, lane_steps(lanes)).result
 
     def splat(n):
         return arith.ConstantOp(wide, ir.DenseElementsAttr.get_splat(wide, ir.IntegerAttr.get(index, n))).result
