@@ -17,7 +17,7 @@ def knobs(**changes):
     """The pass's knobs, spelled out here (the test's own values), with `changes`."""
     values = dict(threads_per_block=256, row_registers=32, row_cluster=0, row_prefetch=True, row_unroll=4, vectors=0,
                   read_only_cache="off", l2_evict_last=False, row_stash=False, one_barrier_rows=64,
-                  one_round_variance=True)
+                  one_round_variance=True, row_windows=False)
     return Knobs(**{**values, **changes})
 
 
