@@ -1,7 +1,7 @@
 # The l2_evict_last knob on the GPU: kernels that load their rows as inline PTX with an L2
 # evict_last cache policy (passes/l2_evict_last.py) compute what eager computes, in float64: a row
 # kernel (LayerNorm, 128-bit loads), a second streamed input (RMSNorm·SiLU·up), a flat kernel, odd
-# widths (one element a load: 32-bit fp32, 16-bit bf16 loads), bf16 rows, and the knob with
+# widths (two hinted loads: the row's aligned body and its head and tail, an element a load), bf16 rows, and the knob with
 # read_only_cache=inputs (ld.global.nc with the policy).
 
 # REQUIRES: cuda
@@ -49,8 +49,8 @@ def case(name, fn, shapes, dtype=torch.float32, **knobs):
 # CHECK: layernorm_v2: hinted loads 2 nc 0 close: True
 # CHECK: rmsnorm_silu_mul: hinted loads 8 nc 0 close: True
 # CHECK: gelu_bias: hinted loads 1 nc 0 close: True
-# CHECK: odd_width: hinted loads 1 nc 0 close: True
-# CHECK: odd_width_bf16: hinted loads 1 nc 0 close: True
+# CHECK: odd_width: hinted loads 2 nc 0 close: True
+# CHECK: odd_width_bf16: hinted loads 2 nc 0 close: True
 # CHECK: softmax_bf16: hinted loads 2 nc 0 close: True
 # CHECK: layernorm_read_only: hinted loads 4 nc 4 close: True
 case("layernorm", layer_norm, [(300, 4096), (4096,), (4096,)])

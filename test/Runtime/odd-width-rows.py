@@ -1,7 +1,7 @@
-# Rows whose width is not a whole number of 128-bit vectors, read through windows aligned to the
-# buffer (codegen/windows.py; the `row_windows` knob, off by default: slower on the H200 so far,
-# bench/results/2026-12-02-h200-odd-width-windows.md): each row's phase, a vector load or store
-# inside the row, a lane at a time at its edges, the lanes past the row masked out of every fold.
+# Rows whose width is not a whole number of 128-bit vectors, read as a body of vectors aligned to the
+# buffer and a head and tail an element at a time (codegen/windows.py; the `row_windows` knob, on by
+# default): each row's phase, the body's vector loads and stores, the edges' elements folded in by a
+# few threads, a slot past the body masked.
 # Checked against float64 eager at widths from 17 to 128257, few rows and many, both dtypes:
 # softmax, log_softmax and logsumexp (vocabulary rows), cross-entropy (a gather of the target by the
 # iota, the mean), a -inf mask read a byte a lane, LayerNorm with its weight and bias (operands of
@@ -100,6 +100,9 @@ run("softmax 64x50257 fp32 row loop", softmax, [((64, 50257), X)], torch.float32
 run("layer_norm 32x65541 bf16 cluster 8", layer_norm, [((32, 65541), X), ((65541,), X), ((65541,), X)],
     torch.bfloat16, row_cluster=8)
 run("softmax 512x50257 bf16 hybrid", softmax, [((512, 50257), X)], torch.bfloat16, row_cluster=1, vectors=8)
+run("layer_norm 1024x50257 fp32 hybrid", layer_norm, [((1024, 50257), X), ((50257,), X), ((50257,), X)],
+    torch.float32)
+run("softmax 600x65536 bf16 hybrid", softmax, [((600, 65536), X)], torch.bfloat16)
 # CHECK-NOT: WRONG
 # CHECK: softmax 4096x50257 bf16: ok {{.*}} windows=1 lanes=[8] {{.*}} deterministic=True
 # CHECK: softmax 64x50257 fp32: ok {{.*}} windows=1 lanes=[4] {{.*}} deterministic=True
@@ -117,6 +120,8 @@ run("softmax 512x50257 bf16 hybrid", softmax, [((512, 50257), X)], torch.bfloat1
 # CHECK: softmax 64x50257 fp32 row loop: ok {{.*}} windows=1 lanes=[4] ['row_loop'] deterministic=True
 # CHECK: layer_norm 32x65541 bf16 cluster 8: ok {{.*}} windows=1 lanes=[8] {{.*}} deterministic=True
 # CHECK: softmax 512x50257 bf16 hybrid: ok {{.*}} windows=1 lanes=[8] {{.*}} deterministic=True
+# CHECK: layer_norm 1024x50257 fp32 hybrid: ok {{.*}} windows=1 lanes=[4] {{.*}} deterministic=True
+# CHECK: softmax 600x65536 bf16 hybrid: ok {{.*}} windows=0 lanes=[] {{.*}} deterministic=True
 
 # A dynamic row count: the phase of each row is computed from its index, whatever the batch.
 x = torch.randn(8, 50257, device="cuda")

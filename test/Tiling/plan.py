@@ -17,7 +17,7 @@ def knobs(**changes):
     """The pass's knobs, spelled out here (the test's own values), with `changes`."""
     values = dict(threads_per_block=256, row_registers=32, row_cluster=0, row_prefetch=True, row_unroll=4, vectors=0,
                   read_only_cache="off", l2_evict_last=False, row_stash=False, one_barrier_rows=64,
-                  one_round_variance=True, row_windows=False)
+                  one_round_variance=True, row_windows=True)
     return Knobs(**{**values, **changes})
 
 
@@ -61,10 +61,19 @@ show("few_rows_all_reduce", rows(8, 4096), one_barrier_rows=0)
 show("dynamic_rows", rows(None, 4096))
 
 # CHECK-LABEL: TEST: row_cluster
-# 65536 floats: 16 vectors a thread at 1024 threads, past the registers: a cluster of 2 blocks,
-# each holding half the row as row_registers holds 32768 floats.
-# CHECK-NEXT: schedule=row_registers rows=4096 row_length=65536 threads=1024 lanes=4 cluster=2 vectors_per_thread=8
-show("row_cluster", rows(4096, 65536))
+# 65536 floats: 16 vectors a thread at 1024 threads, past the registers. 256 rows (fewer than
+# _HYBRID_ROWS): a cluster of 2 blocks, each holding half the row as row_registers holds 32768 floats.
+# CHECK-NEXT: schedule=row_registers rows=256 row_length=65536 threads=1024 lanes=4 cluster=2 vectors_per_thread=8
+show("row_cluster", rows(256, 65536))
+# CHECK-LABEL: TEST: hybrid_many_rows
+# 4096 such rows: a hybrid, 8 of a thread's 16 vectors in registers, the other 8 read again.
+# CHECK-NEXT: schedule=row_registers rows=4096 row_length=65536 threads=1024 lanes=4 vectors_per_thread=16 prefetch=True vectors_in_registers=8
+# CHECK-NEXT: schedule=row_registers rows=dynamic row_length=65536 threads=1024 lanes=4 vectors_per_thread=16 prefetch=True vectors_in_registers=8
+# A thread that would read more than half its slots again (131072 floats: 32 slots) takes the cluster.
+# CHECK-NEXT: schedule=row_registers rows=4096 row_length=131072 threads=1024 lanes=4 cluster=4 vectors_per_thread=8
+show("hybrid_many_rows", rows(4096, 65536))
+for facts in (rows(None, 65536), rows(4096, 131072)):
+    print(" ".join(f"{k}={v}" for k, v in plan(facts, knobs()).record().items()))
 # CHECK-LABEL: TEST: row_cluster_4
 # CHECK-NEXT: schedule=row_registers rows=4096 row_length=65536 threads=1024 lanes=4 cluster=4 vectors_per_thread=4
 show("row_cluster_4", rows(4096, 65536), row_cluster=4)
@@ -76,6 +85,19 @@ show("row_cluster_bf16_vocabulary", rows(1024, 128256, width=2))
 # 50257 floats (GPT-2's vocabulary): no vectors; 2 blocks of 1024 threads, 25 each, the last masked.
 # CHECK-NEXT: schedule=row_registers rows=4096 row_length=50257 threads=1024 lanes=1 cluster=2 vectors_per_thread=25
 show("row_cluster_odd", rows(4096, 50257))
+# CHECK-LABEL: TEST: row_windows
+# 50257 floats read as an aligned body (`windows`): at most 12564 whole vectors, 13 a thread at 992
+# threads, 8 in registers (a hybrid: 4096 rows); the head and tail an element at a time. Without the
+# knob, or without `windows` facts (rows of several dims), every access is an element.
+# CHECK-NEXT: schedule=row_registers rows=4096 row_length=50257 threads=992 lanes=4 windows=True vectors_per_thread=13 prefetch=True vectors_in_registers=8
+# CHECK-NEXT: schedule=row_registers rows=3000 row_length=7001 threads=448 lanes=4 windows=True vectors_per_thread=4
+# CHECK-NEXT: schedule=row_registers rows=4096 row_length=50257 threads=1024 lanes=1 cluster=2 vectors_per_thread=25
+# A row shorter than two vectors has no body to speak of: elements.
+# CHECK-NEXT: schedule=row_registers rows=4096 row_length=7 threads=32 lanes=1 vectors_per_thread=1
+show("row_windows", rows(4096, 50257, windows=True))
+for facts, changes in ((rows(3000, 7001, windows=True), {}), (rows(4096, 50257, windows=True), {"row_windows": False}),
+                       (rows(4096, 7, windows=True), {})):
+    print(" ".join(f"{k}={v}" for k, v in plan(facts, knobs(**changes)).record().items()))
 # CHECK-LABEL: TEST: row_loop
 # With `row-cluster` 1 (or a row longer than 8 blocks hold: 8 x 1024 x 32 floats) the loop, 256 threads.
 # CHECK-NEXT: schedule=row_loop rows=4096 row_length=65536 threads=256 lanes=4 unroll=4

@@ -103,7 +103,7 @@ class Kernel:
         # schedule's: the columns, a parallel dim, while the reduced dims are the inner loops).
         self.reduction_dim = None
         self.lane_starts = {}  # a vector of consecutive loop indices (`_loop_index`) -> its first index
-        self.windows = {}  # a window's first column -> its `windows.Window` (rows of any width)
+        self.windows = {}  # a body vector's first column -> its `windows.Window` (rows of any width)
 
     def load(self, operand, index, lanes: int):
         """A load, once per element per kernel phase: a value read again (by the epilogue, say) is
@@ -188,8 +188,6 @@ class Kernel:
         as `evaluate` computes them) that index's lanes, point[dim] + 0, 1, ..., lanes - 1."""
         if lanes == 1 or dim != len(point) - 1:
             return point[dim]
-        if point[dim] in self.windows:  # a window's columns, clamped into the row (`windows`)
-            return self.windows[point[dim]].columns
         wide = ir.VectorType.get([lanes], ir.IndexType.get())
         lane_indices = arith.AddIOp(vector.BroadcastOp(wide, point[dim]).result, lane_steps(lanes)).result
         self.lane_starts[lane_indices] = point[dim]
@@ -204,7 +202,8 @@ class Kernel:
         last = indices[-1] if indices else None
         if last is not None and last in self.lane_starts and not any(is_vector(v) for v in indices[:-1]) \
                 and not _is_bool(element):
-            aligned = ir.MemRefType(buffer.type).shape[-1] % lanes == 0
+            # A body vector of a row of any width (`windows`) starts where the row's phase puts it.
+            aligned = ir.MemRefType(buffer.type).shape[-1] % lanes == 0 and self.lane_starts[last] not in self.windows
             return vector.LoadOp(ir.VectorType.get([lanes], element), buffer,
                                  [*indices[:-1], self.lane_starts[last]],
                                  alignment=min(16, lanes * element_bytes(element)) if aligned

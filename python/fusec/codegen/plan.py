@@ -9,8 +9,9 @@ The schedules, in order of preference; the first that fits the group wins:
   row_registers (groups with reductions over the innermost dims) one block per row, its threads
         chosen from the row length (`row_threads`); each thread keeps its slice of the row in
         registers for every reduction and the epilogue. Fits when a thread's share of the row is at
-        most `row-registers` elements, or, with a `vectors` knob asking for more (the hybrid), when
-        it holds at least one vector and at most _MAX_SLOTS. A row too long for one block is split
+        most `row-registers` elements, or (the hybrid: the rest read again) with a `vectors` knob
+        asking for more, or for many rows a thread reads at most half of again (`_hybrid`), when it
+        holds at least one vector and at most _MAX_SLOTS. A row too long for one block is split
         over a thread-block cluster of 2, 4 or 8 blocks, each holding its part (`_cluster`,
         codegen/cluster.py), before the row loop is considered.
   columns  (reductions over outer dims, the innermost dim kept: `x.sum(0)`) a thread per vector
@@ -91,12 +92,12 @@ class Plan:
     read_only_cache: str = "off"  # which inputs are read through the read-only data cache
     l2_evict_last: bool = False  # the row-sized inputs loaded with an L2 evict_last policy
     cluster: int = 1  # row_registers: blocks a row is split over (a thread-block cluster, `cluster`)
-    window: bool = False  # row schedules: vectors aligned to the buffer, not the row (`windows`: odd widths)
+    window: bool = False  # row schedules: an aligned body of vectors, the head and tail by elements (`windows`)
 
     @property
     def n_vectors(self) -> int:
-        """Vectors of a row: its windows' count where they are aligned to the buffer."""
-        return row_vectors(self.row_length, self.lanes, self.window)
+        """Whole vectors of a row (with `window`: of its aligned body, at most)."""
+        return row_vectors(self.row_length, self.lanes)
 
     @property
     def hybrid(self) -> bool:
@@ -139,10 +140,10 @@ def vector_lanes(element_bytes) -> int:
     return 16 // min(widths) if widths and 16 % min(widths) == 0 else 1
 
 
-def row_vectors(row_length: int, lanes: int, window: bool) -> int:
-    """Vectors of `lanes` a row of `row_length` takes: a whole number of them, or with `window` the
-    most windows aligned to the buffer it spans (`windows.count`)."""
-    return -(-(row_length + lanes - 1) // lanes) if window else row_length // lanes
+def row_vectors(row_length: int, lanes: int) -> int:
+    """Whole vectors of `lanes` in a row of `row_length`: all of it, or with windows the most its
+    aligned body holds (`windows`: a row's head and tail are read an element at a time)."""
+    return row_length // lanes
 
 
 def plan(facts: Facts, knobs: Knobs) -> Plan | Refusal:
@@ -205,7 +206,7 @@ def _row_vectors_fit(facts: Facts, knobs: Knobs, lanes: int, phases: set) -> boo
 
 
 def _window(facts: Facts, knobs: Knobs, lanes: int) -> bool:
-    """Whether rows of `lanes`-wide vectors are read through windows aligned to the buffer
+    """Whether rows of `lanes`-wide vectors are read as an aligned body and elements at their edges
     (`windows`, the `row_windows` knob): the row is not a whole number of vectors, and at least two."""
     return knobs.row_windows and lanes > 1 and facts.row_last % lanes != 0 and facts.windows and facts.row_last >= 2 * lanes
 
@@ -214,11 +215,11 @@ def _row_registers(facts: Facts, knobs: Knobs, lanes: int, variance: bool, windo
     """Block per row, the row in registers; None when the row does not fit them. A `vectors` knob
     that gives a thread more of the row than `row_registers` elements makes a hybrid: the thread
     keeps its first `row_registers` elements in registers and reads the rest again (or stashes it)."""
-    n_vectors = row_vectors(facts.row_length, lanes, window)
+    n_vectors = row_vectors(facts.row_length, lanes)
     threads, per_thread = row_threads(n_vectors, facts.n_rows, knobs.vectors)
     held = min(per_thread, knobs.row_registers // lanes)
     c = 1
-    if held < per_thread and not (knobs.vectors and held and per_thread <= _MAX_SLOTS):
+    if held < per_thread and not _hybrid(facts, knobs, held, per_thread):
         c = _cluster(n_vectors, facts.n_rows, lanes, knobs)
         if c == 1:
             return None  # a row of `row_length` does not fit in registers
@@ -231,6 +232,27 @@ def _row_registers(facts: Facts, knobs: Knobs, lanes: int, variance: bool, windo
                 stash=knobs.row_stash and held < per_thread and threads > _WARP and not window,
                 one_barrier=one_barrier(facts.n_rows, knobs.one_barrier_rows), one_round_variance=variance,
                 read_only_cache=knobs.read_only_cache, l2_evict_last=knobs.l2_evict_last)
+
+
+# Rows past one block's registers, many of them (a few waves of blocks, a row a block), are a hybrid
+# by default: 1024 threads, each keeping `row-registers` elements of its slots and reading the rest
+# again (from L2), where at most half its slots are read again. On the H200 (2026-12-04, same run,
+# bench/results/2026-12-04-h200-odd-rows-and-hybrid.md) that beat a cluster of 2 on 7 of 8 entries:
+# softmax 1024x65536 fp32 72% -> 84% of copy, bf16 53% -> 80%, 4096x50257 bf16 46% -> 75%;
+# LayerNorm fp32 at 65536 lost (77% -> 65%). Fewer rows keep the cluster: it puts a row on more SMs.
+_HYBRID_ROWS = 512
+
+
+def _hybrid(facts: Facts, knobs: Knobs, held: int, per_thread: int) -> bool:
+    """Whether a row too long for a block's registers is a hybrid (`held` of a thread's `per_thread`
+    slots in registers): when a `vectors` knob asks for the slots, or by the heuristic (`row_cluster`
+    0) for many rows of which a thread reads at most half again."""
+    if not held or per_thread > _MAX_SLOTS:
+        return False
+    if knobs.vectors:
+        return True
+    many = facts.n_rows is None or facts.n_rows >= _HYBRID_ROWS
+    return knobs.row_cluster == 0 and many and per_thread <= 2 * held
 
 
 # The heuristic's cluster: the fewest of these blocks whose registers hold the row, no block of the
@@ -256,7 +278,7 @@ def _row_loop(facts: Facts, knobs: Knobs, lanes: int, window: bool = False) -> P
     """Block per row for rows too long for registers: a block of threads up to `threads_per_block`
     (a power of two that covers the row, a warp at least), `row_unroll` vectors a trip (no more
     than the row has per thread)."""
-    n_vectors = row_vectors(facts.row_length, lanes, window)
+    n_vectors = row_vectors(facts.row_length, lanes)
     threads = min(knobs.threads_per_block, max(32, 1 << max(0, (n_vectors - 1).bit_length())))
     unroll = max(1, min(knobs.row_unroll, -(-n_vectors // threads)))
     return Plan("row_loop", threads, lanes, rows=facts.n_rows, row_length=facts.row_length, unroll=unroll,

@@ -24,7 +24,7 @@ from .combine import finish_reduction
 from .indexing import apply_map, const, count, delinearize, lanes_of
 from .kernel import Kernel, identity
 from .launch import launch, store_where, vector_slot
-from .rows import fold, row_outputs, store_row_values
+from .rows import fold, fold_edge, row_outputs, store_row_values
 
 _BLOCK_TRIPS = 64  # the trips a thread sums into one block's accumulator (a float sum of a long row)
 
@@ -59,8 +59,8 @@ def build(plan, group):
         slots = []
         for j in range(unroll):
             v = arith.AddIOp(iv, const(j * threads)).result if j else iv
-            if plan.window:  # a row of any width, through windows aligned to the buffer
-                slots.append(windows.slot(kernel, v, row, bx, group.full, lanes))
+            if edges:  # a row of any width: its body's vectors (`windows`)
+                slots.append(windows.body_slot(kernel, v, edges, row, group.full, bool(j)))
                 continue
             point, valid = vector_slot(v, n_vectors, lanes, cols, bool(j and n_vectors % stride))
             slots.append((row + point, valid))
@@ -68,7 +68,11 @@ def build(plan, group):
 
     with ir.InsertionPoint(body):
         row = delinearize(bx, list(rows)) if rows else []
-        c_end, c_stride = const(n_vectors), const(stride)
+        # A row that is not a whole number of vectors: the loops run over its body, and its head
+        # and tail are one element more for a few threads (`windows`).
+        edges = windows.row_edges(bx, cols[-1], lanes) if plan.window else None
+        edge = windows.edge_slot(tx, edges, row) if edges else None
+        c_end, c_stride = (edges.body if edges else const(n_vectors)), const(stride)
         for z in group.reductions:
             element_type = ir.MemRefType(z.out.type).element_type
             comb_name = z.combiner.name
@@ -92,6 +96,9 @@ def build(plan, group):
                 total = sum_in_blocks(trips, tx, c_end, stride, init)
             else:
                 total = trips(tx, c_end)
+            if edge:
+                total = fold_edge(kernel, z, edge, total, lanes, identity(comb_name, element_type))
+                kernel.cache = {}
             finish_reduction(kernel, z, total, lanes, row, cols)
         epilogue = row_outputs(group)
         if epilogue:
@@ -106,6 +113,10 @@ def build(plan, group):
                 for (point, valid), vals in zip(slots, values):
                     store_where(kernel, valid, epilogue, vals, apply_map(group.in_map, point))
                 scf.YieldOp([])
+            kernel.cache = {}
+            if edge:
+                at = apply_map(group.in_map, edge[0])
+                store_where(kernel, edge[1], epilogue, [kernel.value(w, b, at, 1) for b, w in epilogue], at)
         kernel.cache = {}
         store_row_values(kernel, tx, row, group, epilogue)
         gpu.TerminatorOp()

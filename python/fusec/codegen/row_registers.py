@@ -26,7 +26,7 @@ from .combine import finish_reduction, merge_by, start_value
 from .indexing import apply_map, const, count, delinearize, index
 from .kernel import Kernel, identity
 from .launch import launch, store_where, vector_slot
-from .rows import fold, row_outputs, store_row_values
+from .rows import fold, fold_edge, row_outputs, store_row_values
 
 
 def build(plan, group):
@@ -48,19 +48,26 @@ def build(plan, group):
         row = delinearize(row_index, list(rows)) if rows else []
         # The thread's slots: vector v = tx + j * threads of the row (of the block's part of it, in
         # a cluster: rank * threads * vectors_per_thread on). The last slots may run past the row:
-        # they load the row's last vector instead (always in bounds) and are masked out. Rows that
-        # are not a whole number of vectors are read through windows aligned to the buffer
-        # (`windows`), each masked lane by lane.
+        # they load the row's last vector instead (always in bounds) and are masked out.
         share = threads * plan.vectors_per_thread
         first = arith.AddIOp(tx, arith.MulIOp(rank, const(share)).result).result if c > 1 else tx
+        # A row that is not a whole number of vectors (`windows`): its body's vectors are the slots,
+        # its head and tail one element more for a few threads (of the cluster's first block).
+        edges = windows.row_edges(row_index, cols[-1], lanes) if plan.window else None
+        fewest = windows.fewest_body_vectors(cols[-1], lanes) if plan.window else n_vectors
         slots = []
         for j in range(plan.vectors_per_thread):
             v = arith.AddIOp(first, const(j * threads)).result if j else first
-            if plan.window:
-                slots.append(windows.slot(kernel, v, row, row_index, group.full, lanes))
+            masked = (c - 1) * share + (j + 1) * threads > fewest
+            if edges:
+                slots.append(windows.body_slot(kernel, v, edges, row, group.full, masked))
                 continue
-            point, valid = vector_slot(v, n_vectors, lanes, cols, (c - 1) * share + (j + 1) * threads > n_vectors)
+            point, valid = vector_slot(v, n_vectors, lanes, cols, masked)
             slots.append((row + point, valid))
+        edge = None
+        if edges:
+            first_block = arith.CmpIOp(arith.CmpIPredicate.eq, rank, const(0)).result if c > 1 else None
+            edge = windows.edge_slot(tx, edges, row, first_block)
         across = (lambda total, name: _across(total, name, c, tx, body)) if c > 1 else None
         if plan.prefetch:
             prefetch.issue(kernel, group.prefetch, slots, lanes)
@@ -85,6 +92,8 @@ def build(plan, group):
                 _mean_and_variance(kernel, z, means[z], slots, lanes, row, cols, tx, threads, body, stash, c)
                 continue
             acc = fold(kernel, z, slots, kernel.widen(identity(comb_name, element_type), lanes), lanes)
+            if edge:
+                acc = fold_edge(kernel, z, edge, acc, lanes, identity(comb_name, element_type))
             stash()
             finish_reduction(kernel, z, acc, lanes, row, cols, (tx, threads, body) if plan.one_barrier else None,
                              across)
@@ -94,6 +103,9 @@ def build(plan, group):
             at = apply_map(group.in_map, point)
             store_where(kernel, valid, epilogue, [kernel.widen(kernel.value(w, b, at, lanes), lanes)
                                                   for b, w in epilogue], at)
+        if edge:
+            at = apply_map(group.in_map, edge[0])
+            store_where(kernel, edge[1], epilogue, [kernel.value(w, b, at, 1) for b, w in epilogue], at)
         store_row_values(kernel, tx if c == 1 else arith.OrIOp(tx, rank).result, row, group, epilogue)
         if c > 1:
             cluster.barrier()  # no block leaves while a peer may still read its shared memory

@@ -4,7 +4,7 @@ reduction, and storing the per-row outputs (a mean, a max) that something else r
 from __future__ import annotations
 
 from fusec.mlir import ir
-from torch_mlir.dialects import arith, memref, scf
+from torch_mlir.dialects import arith, memref, scf, vector
 
 from .indexing import apply_map, const
 from .kernel import attributes
@@ -18,6 +18,18 @@ def fold(kernel, z, slots, acc, lanes):
                                      attributes=attributes(comb)).result
         acc = arith.SelectOp(valid, folded, acc).result if valid is not None else folded
     return acc
+
+
+def fold_edge(kernel, z, edge, acc, lanes: int, start):
+    """`acc` (a vector of `lanes`) with reduction `z`'s element at a row's edge slot (one element:
+    `windows.edge_slot`) folded into its first lane, where the slot's flag holds. `start`: the
+    reduction's identity, a scalar (the other lanes fold it)."""
+    point, valid = edge
+    x, comb = kernel.element_of_reduction(z, point, 1)
+    if lanes > 1:
+        x = vector.InsertOp(x, kernel.widen(start, lanes), [], [0]).result
+    folded = ir.Operation.create(comb.name, results=[acc.type], operands=[acc, x], attributes=attributes(comb)).result
+    return arith.SelectOp(valid, folded, acc).result
 
 
 def row_outputs(group) -> list:

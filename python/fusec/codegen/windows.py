@@ -1,23 +1,27 @@
-"""Rows of any width with 128-bit vectors: each row read through aligned windows.
+"""Rows of any width with 128-bit vectors: an aligned vector body and a row's edges a lane at a time.
 
 A row of W elements whose W is not a multiple of the vector's L lanes (GPT-2's vocabulary of
 50257, a width of 7001) used to be read one element at a time: row r starts at element r * W of its
-buffer, and for most rows that is not on a 16-byte boundary. A window vector is aligned to the
-buffer, not to the row: row r's phase is s = (r * W) mod L, and its vector v covers the row's
-columns v * L - s ... v * L - s + L - 1. The first vector of a row starts up to L - 1 columns before
-it, the last one ends up to L - 1 columns past it; the row spans ceil((W + L - 1) / L) windows at
-most (`count`).
+buffer, and for most rows that is not on a 16-byte boundary. Its phase is s = (r * W) mod L; its
+first h = (L - s) mod L elements (the head) end where the buffer's next 16-byte boundary is, and
+from there the row is m = (W - h) div L whole aligned vectors (the body), then t = W - h - m * L
+elements (the tail). So a row is split three ways:
 
-Every buffer of the rows' shape (row-major, read at the row's own indices) has the same phase, so
-they are all read and written with aligned vectors. A window inside the row (`interior`, all but
-the first and last of a row) is one vector load or store; one at a row's edge is read a lane at a
-time at its columns clamped into the row (never past the buffer: compute-sanitizer clean) and
-written a lane at a time, only the lanes in the row (a neighbouring row belongs to another block).
-Its lanes outside the row are masked out of every fold (`mask`, a vector of i1, as the row kernels'
-`valid`). Operands of another shape that vary along the row (a bias of W, say) are not aligned to
-the row's phase: they are read a lane at a time (they come from cache). A loop index (an iota) at a
-window is its clamped columns: exact in every lane that counts, in range in every other (a gather
-through it stays in bounds).
+  - the body's vectors are the thread's slots, as in a row of a whole number of vectors: vector v
+    is columns h + v * L ... h + v * L + L - 1, every lane in the row, no lane mask; a slot past
+    the body (v >= m: m differs by one between rows of different phases) is masked as a whole,
+    as `launch.vector_slot` masks a slot past the row;
+  - the head and tail, fewer than 2 L elements, are one more slot of one element for the first
+    h + t threads (`edge_slot`): thread k < h takes column k, the next t threads the tail's;
+  - every buffer of the rows' shape (row-major, read at the row's own indices) has the row's phase,
+    so the body is read and written with aligned vectors (`load`, `store`); an operand of another
+    shape that varies along the row (LayerNorm's weight of W) is not aligned there and is read a
+    lane at a time (it comes from cache).
+
+The slots carry no per-lane masks, so the body costs what a row of a whole number of vectors costs:
+the windows that an earlier version of this file read (vectors aligned to the buffer that straddled
+the row's edges, each load a branch and each lane masked) were slower than scalar rows on the H200
+(bench/results/2026-12-02-h200-odd-width-windows.md).
 """
 
 from __future__ import annotations
@@ -25,54 +29,74 @@ from __future__ import annotations
 import dataclasses
 
 from fusec.mlir import ir
-from torch_mlir.dialects import arith, memref, scf, vector
+from torch_mlir.dialects import arith, memref, vector
 
-from .indexing import const, element_bytes, lane_steps
+from .indexing import const, element_bytes
 
-__all__ = ["Window", "count", "slot", "load", "store", "row_major"]
+__all__ = ["Window", "Edges", "row_edges", "body_slot", "edge_slot", "load", "store", "row_major",
+           "fewest_body_vectors"]
 
 
 @dataclasses.dataclass
 class Window:
-    """One window vector of a row: where it lies and which of its lanes are in the row."""
+    """A body vector's column: the row it lies in, and the shape of the rows' buffers."""
     row: tuple  # the row's indices (the point's leading values)
     full: tuple  # the shape of the rows' buffers
-    interior: object  # i1: every lane in the row
-    mask: object  # vector<L x i1>: the lanes in the row
-    columns: object  # vector<L x index>: each lane's column, clamped into the row
 
 
-def count(width: int, lanes: int) -> int:
-    """The most windows a row of `width` spans, whatever its phase."""
-    return -(-(width + lanes - 1) // lanes)
+@dataclasses.dataclass
+class Edges:
+    """A row's split: `head` elements before the body, `body` whole aligned vectors (index values)."""
+    head: object
+    body: object
+    width: int
+    lanes: int
 
 
-def slot(kernel, v, row: list, row_linear, full: tuple, lanes: int):
-    """(iteration point, lane mask) of window `v` of the row `row` (its indices; `row_linear`, its
-    position among the rows). The point's column is the window's first, v * L - s (negative at a row's
-    start); the kernel's loads, stores and loop indices there go through `load`, `store` and the
-    window's clamped `columns`. A `v` past the row's windows is all masked."""
-    width = full[-1]
-    index = ir.IndexType.get()
+def fewest_body_vectors(width: int, lanes: int) -> int:
+    """The fewest whole vectors a row of `width` holds after its head, whatever its phase."""
+    return (width - lanes + 1) // lanes
+
+
+def row_edges(row_linear, width: int, lanes: int) -> Edges:
+    """The split of row `row_linear` (its position among the rows) of `width` elements."""
     phase = arith.RemUIOp(arith.MulIOp(row_linear, const(width)).result, const(lanes)).result
-    first = arith.SubIOp(arith.MulIOp(v, const(lanes)).result, phase).result
-    wide = ir.VectorType.get([lanes], index)
-    columns = arith.AddIOp(vector.BroadcastOp(wide, first).result, lane_steps(lanes)).result
+    head = arith.RemUIOp(arith.SubIOp(const(lanes), phase).result, const(lanes)).result
+    body = arith.DivUIOp(arith.SubIOp(const(width), head).result, const(lanes)).result
+    return Edges(head, body, width, lanes)
 
-    def splat(n):
-        return arith.ConstantOp(wide, ir.DenseElementsAttr.get_splat(wide, ir.IntegerAttr.get(index, n))).result
 
-    mask = arith.AndIOp(arith.CmpIOp(arith.CmpIPredicate.sge, columns, splat(0)).result,
-                        arith.CmpIOp(arith.CmpIPredicate.slt, columns, splat(width)).result).result
-    clamped = arith.MaxSIOp(arith.MinSIOp(columns, splat(width - 1)).result, splat(0)).result
-    interior = arith.AndIOp(arith.CmpIOp(arith.CmpIPredicate.sge, first, const(0)).result,
-                            arith.CmpIOp(arith.CmpIPredicate.sle, first, const(width - lanes)).result).result
-    kernel.windows[first] = Window(tuple(row), tuple(full), interior, mask, clamped)
-    return [*row, first], mask
+def body_slot(kernel, v, edges: Edges, row: list, full: tuple, masked: bool):
+    """(iteration point, in-body flag or None) of body vector `v`. A `masked` slot may run past the
+    body: it then reads the body's last vector (in the row) and the flag keeps it out of folds and
+    stores."""
+    valid = None
+    if masked:
+        valid = arith.CmpIOp(arith.CmpIPredicate.ult, v, edges.body).result
+        v = arith.MinUIOp(v, arith.SubIOp(edges.body, const(1)).result).result
+    column = arith.AddIOp(edges.head, arith.MulIOp(v, const(edges.lanes)).result).result
+    kernel.windows[column] = Window(tuple(row), tuple(full))
+    return [*row, column], valid
+
+
+def edge_slot(tx, edges: Edges, row: list, also=None):
+    """(iteration point, flag) of the thread's element of the row's head and tail: thread k < h takes
+    column k, thread h + k column h + m * L + k (k < t); the other threads' flags are false (their
+    column is 0: in bounds). `also`: an i1 the flag must hold too (the cluster's first block)."""
+    lanes = edges.lanes
+    tail_start = arith.AddIOp(edges.head, arith.MulIOp(edges.body, const(lanes)).result).result
+    ends = arith.AddIOp(edges.head, arith.SubIOp(const(edges.width), tail_start).result).result  # h + t
+    valid = arith.CmpIOp(arith.CmpIPredicate.ult, tx, ends).result
+    if also is not None:
+        valid = arith.AndIOp(valid, also).result
+    in_head = arith.CmpIOp(arith.CmpIPredicate.ult, tx, edges.head).result
+    column = arith.SelectOp(in_head, tx, arith.AddIOp(tx, arith.MulIOp(edges.body, const(lanes)).result).result).result
+    column = arith.SelectOp(valid, column, const(0)).result
+    return [*row, column], valid
 
 
 def _aligned(window: Window, operand, index) -> bool:
-    """Whether `operand` at `index` has the window's phase: a buffer of the rows' shape, row-major,
+    """Whether `operand` at `index` has the row's phase: a buffer of the rows' shape, row-major,
     read at the row's own indices."""
     t = ir.MemRefType(operand.type)
     return (tuple(t.shape) == window.full and row_major(t) and len(index) == len(window.row) + 1
@@ -89,52 +113,28 @@ def row_major(t) -> bool:
     return offset == 0 and list(strides) == expected
 
 
-def _lane_index(window: Window, index, k: int):
-    return [*index[:-1], vector.ExtractOp(window.columns, [], [k]).result]
-
-
-def _by_lanes(window: Window, operand, index, lanes: int):
-    element = ir.MemRefType(operand.type).element_type
-    return vector.FromElementsOp(ir.VectorType.get([lanes], element),
-                                 [memref.LoadOp(operand, _lane_index(window, index, k)).result
-                                  for k in range(lanes)]).result
+def _lane_index(index, k: int):
+    return [*index[:-1], arith.AddIOp(index[-1], const(k)).result] if k else list(index)
 
 
 def load(window: Window, operand, index, lanes: int, whole: bool):
-    """`lanes` elements of `operand` at window `index`: one aligned vector load inside the row
-    (`whole`: the operand's elements may be read as a vector), else a load per lane."""
-    if not (whole and _aligned(window, operand, index)):
-        return _by_lanes(window, operand, index, lanes)
+    """`lanes` elements of `operand` at body vector `index`: one aligned vector load where the operand
+    has the row's phase (`whole`: its elements may be read as a vector), else a load per lane."""
     element = ir.MemRefType(operand.type).element_type
     t = ir.VectorType.get([lanes], element)
-    branch = scf.IfOp(window.interior, [t], has_else=True)
-    with ir.InsertionPoint(branch.then_block):
-        scf.YieldOp([vector.LoadOp(t, operand, index, alignment=min(16, lanes * element_bytes(element))).result])
-    with ir.InsertionPoint(branch.else_block):
-        scf.YieldOp([_by_lanes(window, operand, index, lanes)])
-    return branch.results[0]
+    if whole and _aligned(window, operand, index):
+        return vector.LoadOp(t, operand, index, alignment=min(16, lanes * element_bytes(element))).result
+    return vector.FromElementsOp(t, [memref.LoadOp(operand, _lane_index(index, k)).result
+                                     for k in range(lanes)]).result
 
 
 def store(window: Window, value, operand, index, whole: bool) -> None:
-    """`value` (a vector) into `operand` at window `index`: one aligned vector store inside the row,
-    else each lane in the row stored alone."""
+    """`value` (a vector) into `operand` at body vector `index`: one aligned vector store where the
+    operand has the row's phase, else a store per lane."""
     lanes = ir.VectorType(value.type).shape[0]
     element = ir.MemRefType(operand.type).element_type
     if whole and _aligned(window, operand, index):
-        branch = scf.IfOp(window.interior, has_else=True)
-        with ir.InsertionPoint(branch.then_block):
-            vector.StoreOp(value, operand, index, alignment=min(16, lanes * element_bytes(element)))
-            scf.YieldOp([])
-        with ir.InsertionPoint(branch.else_block):
-            _store_lanes(window, value, operand, index, lanes)
-            scf.YieldOp([])
-    else:
-        _store_lanes(window, value, operand, index, lanes)
-
-
-def _store_lanes(window: Window, value, operand, index, lanes: int) -> None:
+        vector.StoreOp(value, operand, index, alignment=min(16, lanes * element_bytes(element)))
+        return
     for k in range(lanes):
-        inside = scf.IfOp(vector.ExtractOp(window.mask, [], [k]).result)
-        with ir.InsertionPoint(inside.then_block):
-            memref.StoreOp(vector.ExtractOp(value, [], [k]).result, operand, _lane_index(window, index, k))
-            scf.YieldOp([])
+        memref.StoreOp(vector.ExtractOp(value, [], [k]).result, operand, _lane_index(index, k))
