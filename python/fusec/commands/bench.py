@@ -206,7 +206,8 @@ def cmd_bench(argv) -> int:
     else:
         entries = suite_entries(args.shapes, dtypes, args.filter, args.suite)
     if not entries:
-        raise FusecError(f"no entry matches --filter {args.filter!r} (see `fusec bench --suite {args.suite} --list`)")
+        listing = "fusec bench --list" if args.suite == "core" else f"fusec bench --suite {args.suite} --list"
+        raise FusecError(f"no entry matches --filter {args.filter!r} (see `{listing}`)")
     if args.list:
         _list(entries, args.suite)
         return 0
