@@ -197,7 +197,8 @@ def find_entry(name: str):
     m = re.fullmatch(r"(\w+)/(\d+)x(\d+)/(\w+)", name)
     workload = next((w for w in SUITE if m and w.name == m[1]), None)
     if workload is None or m[4] not in DTYPES:
-        raise FusecError(f"no bench entry is called {name!r} (see `fusec bench --list`)")
+        raise FusecError(f"no bench entry is called {name!r} "
+                         "(see `fusec bench --list`, `fusec bench --suite reductions --list`)")
     return Entry(workload, int(m[2]), int(m[3]), m[4])
 
 
