@@ -1,10 +1,16 @@
-"""The bench suite: the models `fusec bench` times, at which shapes and dtypes, and how an entry is
+"""The bench suites: the models `fusec bench` times, at which shapes and dtypes, and how an entry is
 built, compiled and checked. bench/*.py, `fusec tune`'s suite script and tools/check-byte-identity
 take their entries from here.
 
-Each entry is (model, M x N shape, dtype). Bandwidth is counted from minimal bytes: each input
-(weights too) read once, each output written once (`Entry.bytes`). Working sets below 240 MB (4x
-the H200's 60 MB L2) stay in L2: those entries are latency figures (`Entry.latency`).
+Two suites (SUITES). `core`, the default: each entry (Entry) is (model, M x N shape, dtype), over a
+grid of shapes that `fusec tune` tuned (data/tune-h200.json). `reductions`: reduction patterns of
+real models (bench_models.py), each at its model's own fixed shapes, none of them in the tuning
+table; an entry (ModelEntry) is (model, dtype), named model_pattern/shape/dtype after its first
+input's shape. Both kinds of entry answer `name`, `input_shapes`, `make()`, `bytes` and `latency`.
+
+Bandwidth is counted from minimal bytes: each input (weights too) read once, each output written
+once (`Entry.bytes`). Working sets below 240 MB (4x the H200's 60 MB L2) stay in L2: those entries
+are latency figures (`Entry.latency`).
 """
 
 from __future__ import annotations
@@ -18,12 +24,14 @@ import torch
 
 import fusec
 
+from .bench_models import REDUCTIONS, ModelWorkload
 from .diagnostics import FusecError
 from .numerics import compare
 from .timing import MIN_WORKING_SET
 
-__all__ = ["LARGE_SHAPES", "LATENCY_SHAPES", "DTYPES", "Workload", "SUITE", "Entry", "suite_entries", "find_entry",
-           "build_entry", "compile_entry", "reference", "check_outputs", "one_line"]
+__all__ = ["LARGE_SHAPES", "LATENCY_SHAPES", "DTYPES", "SUITES", "Workload", "SUITE", "REDUCTIONS", "Entry",
+           "ModelEntry", "suite_entries", "find_entry", "build_entry", "compile_entry", "reference", "check_outputs",
+           "one_line"]
 
 F = torch.nn.functional
 
@@ -86,6 +94,9 @@ SUITE = [
     Workload("add_rmsnorm", AddRMSNorm, ("MN", "MN"), weights=("N",), outputs=2),
 ]
 
+SUITES = {"core": "the suite's models over a grid of M x N shapes (the tuning table's)",
+          "reductions": "reduction patterns of real models at the models' own shapes (bench_models.py)"}
+
 
 # ---- the entries ----------------------------------------------------------------------------------
 
@@ -104,6 +115,17 @@ class Entry:
         return [(self.M, self.N) if c == "MN" else (self.N,) for c in codes]
 
     @property
+    def input_shapes(self) -> list[tuple]:
+        return self.shapes(self.workload.inputs)
+
+    def make(self):
+        return self.workload.make(self.N)
+
+    def fields(self) -> dict:
+        """The entry's shape, for a bench row's JSON."""
+        return {"M": self.M, "N": self.N}
+
+    @property
     def bytes(self) -> int:
         """Minimal bytes: every input and weight read once, every output written once."""
         w = self.workload
@@ -115,31 +137,82 @@ class Entry:
         return self.bytes < MIN_WORKING_SET
 
 
-def suite_entries(shapes, dtypes, pattern) -> list[Entry]:
-    entries = [Entry(w, m, n, d) for d in dtypes for m, n in shapes for w in SUITE]
+@dataclasses.dataclass(frozen=True)
+class ModelEntry:
+    """An entry of the `reductions` suite: a model at its own shapes, in one dtype."""
+
+    workload: ModelWorkload
+    dtype: str
+
+    @property
+    def shape(self) -> str:
+        """The first input's shape, as the name gives it (4096x50257)."""
+        return "x".join(map(str, self.workload.inputs[0]))
+
+    @property
+    def name(self) -> str:
+        return f"{self.workload.name}/{self.shape}/{self.dtype}"
+
+    @property
+    def input_shapes(self) -> list[tuple]:
+        return list(self.workload.inputs)
+
+    def make(self):
+        return self.workload.make()
+
+    def fields(self) -> dict:
+        return {"shapes": [list(s) for s in self.workload.inputs]}
+
+    @property
+    def bytes(self) -> int:
+        """Minimal bytes: every input and weight read once, every output written once."""
+        return self.workload.elements * DTYPES[self.dtype].itemsize
+
+    @property
+    def latency(self) -> bool:
+        return self.bytes < MIN_WORKING_SET
+
+
+def suite_entries(shapes, dtypes, pattern, suite: str = "core") -> list:
+    """The entries of `suite` in `dtypes` whose name matches `pattern` (a regex; None: all). The core
+    suite's at `shapes` (M, N); the reductions suite's shapes are fixed (`shapes` must be None)."""
+    if suite == "core":
+        entries = [Entry(w, m, n, d) for d in dtypes for m, n in shapes for w in SUITE]
+    elif suite == "reductions":
+        if shapes:
+            raise FusecError("--shapes applies to the core suite only: the reductions suite's entries have fixed "
+                             "shapes, their models' (use --filter to pick entries)")
+        entries = [ModelEntry(w, d) for d in dtypes for w in REDUCTIONS]
+    else:
+        raise FusecError(f"no bench suite is called {suite!r} (suites: {', '.join(SUITES)})")
     return [e for e in entries if re.search(pattern, e.name)] if pattern else entries
 
 
-def find_entry(name: str) -> Entry:
-    """The entry called `name` (model/MxN/dtype), at any shape."""
+def find_entry(name: str):
+    """The entry called `name`: model/MxN/dtype of the core suite, at any shape, or an entry of the
+    reductions suite (model_pattern/shape/dtype, its shape fixed)."""
+    found = next((e for e in suite_entries(None, list(DTYPES), None, "reductions") if e.name == name), None)
+    if found:
+        return found
     m = re.fullmatch(r"(\w+)/(\d+)x(\d+)/(\w+)", name)
     workload = next((w for w in SUITE if m and w.name == m[1]), None)
     if workload is None or m[4] not in DTYPES:
-        raise FusecError(f"no bench entry is called {name!r} (see `fusec bench --list`)")
+        raise FusecError(f"no bench entry is called {name!r} "
+                         "(see `fusec bench --list`, `fusec bench --suite reductions --list`)")
     return Entry(workload, int(m[2]), int(m[3]), m[4])
 
 
-def build_entry(entry: Entry) -> tuple:
+def build_entry(entry) -> tuple:
     """(the entry's model, example inputs of its shapes and dtype), on the CPU; the same weights in
-    every process (the seed is fixed)."""
+    every process (the seed is fixed). `entry`: an Entry or a ModelEntry."""
     dtype = DTYPES[entry.dtype]
     torch.manual_seed(0)
-    model = entry.workload.make(entry.N)
+    model = entry.make()
     model = model.to(dtype).requires_grad_(False) if isinstance(model, torch.nn.Module) else model
-    return model, tuple(torch.empty(s, dtype=dtype) for s in entry.shapes(entry.workload.inputs))
+    return model, tuple(torch.empty(s, dtype=dtype) for s in entry.input_shapes)
 
 
-def compile_entry(entry: Entry, **options):
+def compile_entry(entry, **options):
     """(fusec's compile of the entry's model at its shapes, the model); built on the CPU."""
     model, inputs = build_entry(entry)
     return fusec.compile(model, inputs, **options), model

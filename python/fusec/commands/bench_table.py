@@ -66,7 +66,7 @@ def _heuristic_cells(row) -> list[str]:
     return [_us(row["heuristic"]["us"]), ratio if "tuned" in row else f"({ratio})"]
 
 
-def heuristic_line(row) -> str | None:
+def heuristic_line(row, name_width: int = 34) -> str | None:
     """The text table's second line for a row timed with the heuristic's schedules too."""
     h = row.get("heuristic")
     if h is None:
@@ -74,7 +74,7 @@ def heuristic_line(row) -> str | None:
     what = (f"tuned/heur {row['tuned_over_heuristic']:.2f}" if "tuned" in row else
             f"nothing tuned, the same schedules timed again: {row['tuned_over_heuristic']:.2f}")
     cells = ["  heuristic schedules", "", _us(h["us"]), f"{h['GBs']:.0f}", f"{h['pct_copy']:.1f}", "  " + what]
-    return text_line(cells + [""] * (len(HEADER) - len(cells)))  # `what` overflows into the empty columns
+    return text_line(cells + [""] * (len(HEADER) - len(cells)), name_width)  # `what` overflows into the empty columns
 
 
 def _us(us: float) -> str:
@@ -84,9 +84,10 @@ def _us(us: float) -> str:
 WIDTHS = [34, 8, 10, 6, 6, 10, 6, 6, 11, 6, 6, 13, 16, 13, 5, 0]
 
 
-def text_line(cells) -> str:
+def text_line(cells, name_width: int = 34) -> str:
+    """A row of the text table; the entry column `name_width` wide (the longest name of the run)."""
     return "  ".join(c.ljust(w) if i in (0, len(cells) - 2) else c.rjust(w)
-                     for i, (c, w) in enumerate(zip(cells, WIDTHS))).rstrip()
+                     for i, (c, w) in enumerate(zip(cells, [name_width, *WIDTHS[1:]]))).rstrip()
 
 
 def markdown_table(rows) -> list[str]:
