@@ -124,6 +124,10 @@ KNOBS: tuple[Knob, ...] = (
          "split over a thread-block cluster of this many blocks, partial results through distributed shared memory "
          "(`cluster`; 0: the fewest of 2, 4, 8 that hold it; 1: never, the row loops over memory)", LOWER,
          schedule=True, cli=True),
+    Knob("rows_per_block", 0, Range(0, 32, note=" (0: the heuristic)"), "row_registers kernels whose row takes "
+         "one warp put this many rows in a block, a warp each, each row's reductions combined by the warp's "
+         "shuffles alone (`rows_per_block`; 0: 8 rows, or 4 or 2, whichever divides a static count of more "
+         "than 64 rows; 1: a row a block)", LOWER, cli=True),
     Knob("row_prefetch", True, Flag(), "load the epilogue's inputs before the row's reductions, when registers "
          "allow", LOWER, schedule=True, cli=True),
     Knob("row_unroll", 4, Range(1, 16), "vectors per thread each trip of a row loop handles (loads in flight per "

@@ -17,7 +17,7 @@ def knobs(**changes):
     """The pass's knobs, spelled out here (the test's own values), with `changes`."""
     values = dict(threads_per_block=256, row_registers=32, row_cluster=0, row_prefetch=True, row_unroll=4, vectors=0,
                   read_only_cache="off", l2_evict_last=False, row_stash=False, one_barrier_rows=64,
-                  one_round_variance=True, row_windows=True)
+                  one_round_variance=True, row_windows=True, rows_per_block=0)
     return Knobs(**{**values, **changes})
 
 
@@ -97,6 +97,22 @@ show("row_cluster_odd", rows(4096, 50257))
 show("row_windows", rows(4096, 50257, windows=True))
 for facts, changes in ((rows(3000, 7001, windows=True), {}), (rows(4096, 50257, windows=True), {"row_windows": False}),
                        (rows(4096, 7, windows=True), {})):
+    print(" ".join(f"{k}={v}" for k, v in plan(facts, knobs(**changes)).record().items()))
+# CHECK-LABEL: TEST: rows_per_block
+# Rows of a warp (512 floats: 128 vectors, 4 a thread) take 8 a block when their reductions combine by
+# shuffles alone (`warp_rows`) and the count divides; 4 where 8 does not; the knob's count; none with
+# 64 rows or fewer, a dynamic count, rows of more than a warp, or reductions a warp cannot combine.
+# CHECK-NEXT: schedule=row_registers rows=65536 row_length=512 threads=32 lanes=4 rows_per_block=8 vectors_per_thread=4
+# CHECK-NEXT: rows=300 {{.*}} rows_per_block=4
+# CHECK-NEXT: rows=65536 {{.*}} rows_per_block=2
+# CHECK-NEXT: rows=64 row_length=512 threads=128 lanes=4 vectors_per_thread=1
+# CHECK-NEXT: rows=dynamic row_length=512 threads=32 lanes=4 vectors_per_thread=4
+# CHECK-NEXT: rows=65536 row_length=1024 threads=64 lanes=4 vectors_per_thread=4
+# CHECK-NEXT: rows=65536 row_length=512 threads=32 lanes=4 vectors_per_thread=4
+show("rows_per_block", rows(65536, 512, warp_rows=True))
+for facts, changes in ((rows(300, 512, warp_rows=True), {}), (rows(65536, 512, warp_rows=True), {"rows_per_block": 2}),
+                       (rows(64, 512, warp_rows=True), {}), (rows(None, 512, warp_rows=True), {}),
+                       (rows(65536, 1024, warp_rows=True), {}), (rows(65536, 512), {})):
     print(" ".join(f"{k}={v}" for k, v in plan(facts, knobs(**changes)).record().items()))
 # CHECK-LABEL: TEST: row_loop
 # With `row-cluster` 1 (or a row longer than 8 blocks hold: 8 x 1024 x 32 floats) the loop, 256 threads.

@@ -18,6 +18,7 @@ from fusec.mlir import ir
 from fusec.passes.classify_ops import classify, combiner, full_input, indexing_maps
 
 from . import prefetch, row_variance, windows
+from .combine import EMPTY
 from .indexing import DYNAMIC, element_bytes, shifted_lanes, vector_access
 from .kernel import Member, has_identity
 from .plan import Facts
@@ -97,8 +98,16 @@ def _row_facts(gid: int, group: Group, widths: tuple, row_widths: tuple) -> Fact
                  vector_misses=frozenset(misses), columns=columns,
                  rows=tuple(None if r == DYNAMIC else r for r in group.rows), row_length=math.prod(group.cols),
                  row_last=group.cols[-1], row_map_identity=identity_map, windows=_windows(group),
+                 warp_rows=_warp_rows(group),
                  variance=tuple((reductions.index(z1), reductions.index(z2)) for z2, z1 in group.variances.items()),
                  prefetch_loads=loads)
+
+
+def _warp_rows(group: Group) -> bool:
+    """Whether a warp's shuffles alone can combine each reduction of a row (`rows_per_block`): float
+    sums, maxima and minima (a block's other combinations span its threads: `gpu.all_reduce`)."""
+    return all(isinstance(ir.MemRefType(z.out.type).element_type, ir.FloatType) and z.combiner.name in EMPTY
+               for z in group.reductions)
 
 
 def _windows(group: Group) -> bool:

@@ -52,6 +52,7 @@ class Facts:
     row_last: int = 0  # the row's innermost extent (a vector must divide it)
     row_map_identity: bool = True  # the reductions read their rows in order
     windows: bool = False  # rows of one dim, in row-major buffers: any width takes vectors (`windows`)
+    warp_rows: bool = False  # every reduction combines by a warp's shuffles alone (`rows_per_block`)
     variance: tuple = ()  # (mean's, variance's) reduction indices that one round can compute
     prefetch_loads: tuple = ()  # (reads a vector, element bytes) of each row the prefetch would load
     columns: bool = False  # a column reduction: the rows' last dim (parallel) is the inputs' innermost
@@ -93,6 +94,7 @@ class Plan:
     l2_evict_last: bool = False  # the row-sized inputs loaded with an L2 evict_last policy
     cluster: int = 1  # row_registers: blocks a row is split over (a thread-block cluster, `cluster`)
     window: bool = False  # row schedules: an aligned body of vectors, the head and tail by elements (`windows`)
+    rows_per_block: int = 1  # row_registers: rows a block takes, a warp each (`rows_per_block`)
 
     @property
     def n_vectors(self) -> int:
@@ -115,6 +117,7 @@ class Plan:
         if self.schedule in ("row_loop", "columns"):
             return {**out, "unroll": self.unroll}
         return {**out, **({"cluster": self.cluster} if self.cluster > 1 else {}),
+                **({"rows_per_block": self.rows_per_block} if self.rows_per_block > 1 else {}),
                 "vectors_per_thread": self.vectors_per_thread, "prefetch": self.prefetch,
                 **({"vectors_in_registers": self.vectors_in_registers} if self.hybrid else {}),
                 **({"variance": "one round (Chan)"} if self.one_round_variance else {})}
@@ -226,12 +229,31 @@ def _row_registers(facts: Facts, knobs: Knobs, lanes: int, variance: bool, windo
         threads, per_thread = row_threads(-(-n_vectors // c), facts.n_rows, knobs.vectors)
         held = per_thread
     return Plan("row_registers", threads, lanes, rows=facts.n_rows, row_length=facts.row_length, cluster=c,
-                window=window,
+                window=window, rows_per_block=_rows_per_block(facts, knobs, threads, held < per_thread or c > 1),
                 vectors_per_thread=per_thread, vectors_in_registers=held,
                 prefetch=knobs.row_prefetch and _prefetch_fits(facts, lanes, per_thread, threads),
                 stash=knobs.row_stash and held < per_thread and threads > _WARP and not window,
                 one_barrier=one_barrier(facts.n_rows, knobs.one_barrier_rows), one_round_variance=variance,
                 read_only_cache=knobs.read_only_cache, l2_evict_last=knobs.l2_evict_last)
+
+
+# A row of a warp alone (at most 128 vectors) is one block of 32 threads: an SM then runs at most 32 such
+# blocks, 1024 threads, half what it holds. Several rows a block, a warp each, fill it; a warp's
+# shuffles combine its row with no barrier and no shared memory.
+_ROWS_PER_BLOCK = (8, 4, 2)
+
+
+def _rows_per_block(facts: Facts, knobs: Knobs, threads: int, spread: bool) -> int:
+    """Rows a row_registers block takes, a warp each (`rows_per_block`): the knob's count, or the
+    heuristic's (0: the most of _ROWS_PER_BLOCK that divides a static count of more than _FEW_ROWS
+    rows); 1 when a row takes more than a warp, a hybrid or a cluster (`spread`), or its reductions
+    need more than shuffles, or the count does not divide."""
+    n = facts.n_rows
+    if threads != _WARP or spread or not facts.warp_rows or n is None or knobs.rows_per_block == 1:
+        return 1
+    if knobs.rows_per_block:
+        return knobs.rows_per_block if n % knobs.rows_per_block == 0 else 1
+    return next((r for r in _ROWS_PER_BLOCK if n > _FEW_ROWS and n % r == 0), 1)
 
 
 # Rows past one block's registers, many of them (a few waves of blocks, a row a block), are a hybrid

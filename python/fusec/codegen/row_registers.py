@@ -36,15 +36,20 @@ def build(plan, group):
     rows, cols = group.rows, group.cols
     n_vectors = plan.n_vectors
     blocks = count(group.source, rows)
+    per_block = plan.rows_per_block  # rows a block takes, a warp each (the plan: a static count they divide)
     if c > 1:
         op = cluster.launch(arith.MulIOp(index(blocks), const(c)).result, threads, c)
     else:
-        op = launch(blocks, threads)
+        op = launch(blocks // per_block, threads * per_block)
     body = op.regions[0].blocks[0]
     bx, tx = body.arguments[0], body.arguments[3]
     kernel = Kernel(lanes)
     with ir.InsertionPoint(body):
         rank, row_index = cluster.rank_and_cluster(bx, c) if c > 1 else (None, bx)
+        if per_block > 1:  # warp w of block b takes row b * per_block + w; tx is then the thread's lane
+            row_index = arith.AddIOp(arith.MulIOp(bx, const(per_block)).result,
+                                     arith.DivUIOp(tx, const(threads)).result).result
+            tx = arith.RemUIOp(tx, const(threads)).result
         row = delinearize(row_index, list(rows)) if rows else []
         # The thread's slots: vector v = tx + j * threads of the row (of the block's part of it, in
         # a cluster: rank * threads * vectors_per_thread on). The last slots may run past the row:
@@ -95,8 +100,9 @@ def build(plan, group):
             if edge:
                 acc = fold_edge(kernel, z, edge, acc, lanes, identity(comb_name, element_type))
             stash()
-            finish_reduction(kernel, z, acc, lanes, row, cols, (tx, threads, body) if plan.one_barrier else None,
-                             across)
+            # A warp's row combines by its shuffles alone (`block_reduce` over one warp: no barrier).
+            finish_reduction(kernel, z, acc, lanes, row, cols,
+                             (tx, threads, body) if plan.one_barrier or per_block > 1 else None, across)
         _forget(kernel, reread)
         epilogue = row_outputs(group)
         for point, valid in slots:
