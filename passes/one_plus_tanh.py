@@ -33,13 +33,13 @@ SUMMARY = "Compute 1 + tanh(t) as 2 / (1 + exp(-2t)) and 1 - tanh(t) as 2 / (1 +
 LOG2_E = 1.4426950408889634  # exp(u) = exp2(u * log2(e)), the scaling libdevice's own tanhf does
 
 
-def _splat_value(value):
+def splat_value(value):
     """The float a constant (scalar or splat, or a broadcast of one) holds, else None."""
     owner = value.owner
     if isinstance(owner, ir.Block):
         return None
     if owner.name in ("vector.broadcast", "vector.splat"):
-        return _splat_value(owner.operands[0])
+        return splat_value(owner.operands[0])
     if owner.name != "arith.constant":
         return None
     attr = owner.attributes["value"]
@@ -50,7 +50,7 @@ def _splat_value(value):
     return None
 
 
-def _constant(value: float, like):
+def float_constant(value: float, like):
     element = like.element_type if isinstance(like, ir.ShapedType) else like
     attr = ir.FloatAttr.get(element, value)
     if isinstance(like, ir.ShapedType):
@@ -62,9 +62,9 @@ def _sign_of_use(use) -> int | None:
     """+1 for `1 + tanh`, -1 for `1 - tanh`, None for any other use."""
     owner = use.owner
     operands = list(owner.operands)
-    if owner.name == "arith.addf" and _splat_value(operands[1 - use.operand_number]) == 1.0:
+    if owner.name == "arith.addf" and splat_value(operands[1 - use.operand_number]) == 1.0:
         return 1
-    if owner.name == "arith.subf" and use.operand_number == 1 and _splat_value(operands[0]) == 1.0:
+    if owner.name == "arith.subf" and use.operand_number == 1 and splat_value(operands[0]) == 1.0:
         return -1
     return None
 
@@ -81,9 +81,9 @@ def run(module_op, pass_) -> None:
                 continue
             owner = use.owner
             with ir.InsertionPoint(owner), owner.location:
-                scaled = arith.MulFOp(t, _constant(-2.0 * LOG2_E * sign, t.type)).result
-                denominator = arith.AddFOp(math.Exp2Op(scaled).result, _constant(1.0, t.type)).result
-                value = arith.DivFOp(_constant(2.0, t.type), denominator, fastmath=afn).result
+                scaled = arith.MulFOp(t, float_constant(-2.0 * LOG2_E * sign, t.type)).result
+                denominator = arith.AddFOp(math.Exp2Op(scaled).result, float_constant(1.0, t.type)).result
+                value = arith.DivFOp(float_constant(2.0, t.type), denominator, fastmath=afn).result
             owner.results[0].replace_all_uses_with(value)
             owner.erase()
         if not list(tanh.results[0].uses):

@@ -89,6 +89,7 @@ def _bufferize_and_map(o: CompileOptions) -> list[str]:
         "fusec-dissolve-groups",
         "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}",
         pass_options(o, LOWER),
+        "fusec-simplify-powers",
         "fusec-one-plus-tanh",
         "fusec-fast-math-16bit",
         "fusec-fast-divide-f32",

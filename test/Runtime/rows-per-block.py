@@ -51,7 +51,7 @@ def run(name, fn, shapes, dtype, keep=False, **options):
     max_abs, ref_scale, _ = compare(got.double().cpu(), ref.double().cpu())
     tol = (2e-5 if dtype == torch.float32 else 2 ** -7) * max(ref_scale, 1.0)
     nan_same = torch.equal(got.isnan().cpu(), ref.isnan().cpu())
-    same = torch.equal(compiled(*args), got)
+    same = torch.allclose(compiled(*args), got, rtol=0, atol=0, equal_nan=True)  # bitwise, NaN rows too
     print(f"{name}: {'ok' if max_abs <= tol and nan_same else 'WRONG'} (error {max_abs / tol:.2f} of tolerance) "
           f"rows_per_block={per_block} deterministic={same}")
 

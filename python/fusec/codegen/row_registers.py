@@ -40,7 +40,7 @@ def build(plan, group):
     if c > 1:
         op = cluster.launch(arith.MulIOp(index(blocks), const(c)).result, threads, c)
     else:
-        op = launch(blocks // per_block, threads * per_block)
+        op = launch(blocks if per_block == 1 else blocks // per_block, threads * per_block)
     body = op.regions[0].blocks[0]
     bx, tx = body.arguments[0], body.arguments[3]
     kernel = Kernel(lanes)
