@@ -148,7 +148,7 @@ KNOBS: tuple[Knob, ...] = (
          "of from global memory (`row_stash`)", LOWER, schedule=True, cli=True),
     Knob("row_windows", True, Flag(), "rows that are not a whole number of 128-bit vectors (odd widths) are "
          "read as a body of vectors aligned to the buffer and their head and tail an element at a time "
-         "(`windows`); off: one element at a time (H200: softmax 8192x30522 fp32 79% -> 96% of copy, "
+         "(`windows`); off: one element at a time (H200: softmax 8192x30522 fp32 from 79 to 96 percent of copy, "
          "bench/results/2026-12-04-h200-odd-rows-and-hybrid.md)",
          LOWER, cli=True),
     Knob("one_barrier_rows", 64, Range(0, 1 << 30), "row kernels with at most this many rows (a static count) "

@@ -99,7 +99,8 @@ def add_compile_options(p) -> None:
         elif isinstance(values, Flag):
             extra["action"] = argparse.BooleanOptionalAction
         shown = str(k.default).lower() if isinstance(k.default, bool) else k.default
-        p.add_argument(k.flag, default=k.default, help=f"{k.help} (default: {shown})", **extra)
+        # argparse formats help with %: a knob's own % (a share of copy bandwidth) is a literal one.
+        p.add_argument(k.flag, default=k.default, help=f"{k.help} (default: {shown})".replace("%", "%%"), **extra)
     p.add_argument("--schedule", metavar="FILE.json",
                    help="per-kernel schedule knobs, as `--emit schedule` prints them (cuda target)")
 
