@@ -24,7 +24,7 @@ from ..diagnostics import FusecError, location_to_text
 from ..driver import compile_spec, continue_compile
 from ..frontend import export_program, load_model_file
 from ..fusion.traffic import eager_ops
-from ..html.page import render_page
+from ..html.page import launches_saved_text, render_page
 from ..html.roofline import load_bench
 from ..mlir import ir
 from .args import ArgumentParser, add_compile_options, add_debug_option, compile_options
@@ -160,7 +160,7 @@ def render_text(e: Explanation, out) -> None:
         out.write(f"     reads {k.bytes_read} bytes, writes {k.bytes_written} bytes: "
                   f"{k.bytes_read + k.bytes_written} bytes\n")
     out.write(f"   total: {_s(len(e.kernels), 'kernel')}, {e.fused_total} bytes = {e.ratio:.1%} of eager, "
-              f"{_s(e.launches_saved, 'launch', 'launches')} saved\n\n")
+              f"{launches_saved_text(e.launches_saved)}\n\n")
 
     out.write("3. decisions (producer -> consumer: verdict (rule; bytes saved): reason)\n")
     for d in e.decisions:
@@ -182,6 +182,9 @@ def _parser():
 
 def cmd_explain(argv) -> int:
     args = _parser().parse_args(argv)
+    if args.input.endswith(".mlir"):
+        raise FusecError(f"{args.input}: `fusec explain` compares a model with eager PyTorch: give it a MODEL.py "
+                         "(an .mlir file's kernels: `fusec FILE.mlir --emit fused`)")
     if args.bench_json and not args.html:
         raise FusecError("--bench-json draws into the --html page: give --html FILE.html too")
     bench = None

@@ -21,7 +21,14 @@ from .assets import CSS, SCRIPT
 from .roofline import roofline_svg
 from .stage_views import stage_views
 
-__all__ = ["render_page"]
+__all__ = ["render_page", "launches_saved_text"]
+
+
+def launches_saved_text(saved: int) -> str:
+    """"3 launches saved", or where fusec launches more kernels than eager (a split sum) "2 launches more"."""
+    count = abs(saved)
+    words = f"{count} launch{'' if count == 1 else 'es'}"
+    return f"{words} saved" if saved >= 0 else f"{words} more"
 
 
 def _table(head: list, rows: list, cls: str = "") -> str:
@@ -61,7 +68,7 @@ def _traffic(e) -> str:
             f'<p class="total">eager total: {len(e.eager_ops)} ops, <b>{e.eager_total}</b> bytes</p>\n'
             f"<h3>fusec: {n} kernel{s} (--fusion={escape(e.fusion)})</h3>\n{kernels}\n"
             f'<p class="total">fused total: {n} kernel{s}, <b>{e.fused_total}</b> bytes = {e.ratio:.1%} of eager, '
-            f"{e.launches_saved} launch{'' if e.launches_saved == 1 else 'es'} saved</p>\n{_bars(e)}")
+            f"{launches_saved_text(e.launches_saved)}</p>\n{_bars(e)}")
 
 
 def _decisions(e) -> str:
