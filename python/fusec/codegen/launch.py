@@ -15,15 +15,21 @@ def launch(grid, block: int):
     return gpu.LaunchOp((index(grid), one, one), (const(block), one, one))
 
 
+def clamp_slot(v, count, masked: bool):
+    """(slot `v`, or the last of `count` where `v` runs past them; the in-range flag), for a `masked`
+    slot; (v, None) for one always in range. `count`: an int or an index value."""
+    if not masked:
+        return v, None
+    valid = arith.CmpIOp(arith.CmpIPredicate.ult, v, index(count)).result
+    last = count - 1 if isinstance(count, int) else arith.SubIOp(count, const(1)).result
+    return arith.MinUIOp(v, index(last)).result, valid
+
+
 def vector_slot(v, count: int, lanes: int, extents: list, masked: bool):
     """(iteration point over `extents` of vector `v` of `count`, each `lanes` elements; the in-range
     flag or None). A `masked` slot may run past the end: it then loads the last vector instead
     (always in bounds), and the flag keeps it out of folds and stores."""
-    valid = None
-    if masked:
-        valid = arith.CmpIOp(arith.CmpIPredicate.ult, v, index(count)).result
-        last = count - 1 if isinstance(count, int) else arith.SubIOp(count, const(1)).result
-        v = arith.MinUIOp(v, index(last)).result
+    v, valid = clamp_slot(v, count, masked)
     first = arith.MulIOp(v, const(lanes)).result if lanes > 1 else v
     return (delinearize(first, list(extents)) if extents else []), valid
 

@@ -24,7 +24,7 @@ from .combine import finish_reduction
 from .indexing import apply_map, const, count, delinearize, lanes_of
 from .kernel import Kernel, identity
 from .launch import launch, store_where, vector_slot
-from .rows import fold, fold_edge, row_outputs, store_row_values
+from .rows import fold, fold_edge, row_outputs, store_edge, store_row_values
 
 _BLOCK_TRIPS = 64  # the trips a thread sums into one block's accumulator (a float sum of a long row)
 
@@ -97,7 +97,7 @@ def build(plan, group):
             else:
                 total = trips(tx, c_end)
             if edge:
-                total = fold_edge(kernel, z, edge, total, lanes, identity(comb_name, element_type))
+                total = fold_edge(kernel, z, edge, total, lanes)
                 kernel.cache = {}
             finish_reduction(kernel, z, total, lanes, row, cols)
         epilogue = row_outputs(group)
@@ -115,8 +115,7 @@ def build(plan, group):
                 scf.YieldOp([])
             kernel.cache = {}
             if edge:
-                at = apply_map(group.in_map, edge[0])
-                store_where(kernel, edge[1], epilogue, [kernel.value(w, b, at, 1) for b, w in epilogue], at)
+                store_edge(kernel, group, epilogue, edge)
         kernel.cache = {}
         store_row_values(kernel, tx, row, group, epilogue)
         gpu.TerminatorOp()

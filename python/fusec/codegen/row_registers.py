@@ -26,7 +26,7 @@ from .combine import finish_reduction, merge_by, start_value
 from .indexing import apply_map, const, count, delinearize, index
 from .kernel import Kernel, identity
 from .launch import launch, store_where, vector_slot
-from .rows import fold, fold_edge, row_outputs, store_row_values
+from .rows import fold, fold_edge, row_outputs, store_edge, store_row_values
 
 
 def build(plan, group):
@@ -98,7 +98,7 @@ def build(plan, group):
                 continue
             acc = fold(kernel, z, slots, kernel.widen(identity(comb_name, element_type), lanes), lanes)
             if edge:
-                acc = fold_edge(kernel, z, edge, acc, lanes, identity(comb_name, element_type))
+                acc = fold_edge(kernel, z, edge, acc, lanes)
             stash()
             # A warp's row combines by its shuffles alone (`block_reduce` over one warp: no barrier).
             finish_reduction(kernel, z, acc, lanes, row, cols,
@@ -110,8 +110,7 @@ def build(plan, group):
             store_where(kernel, valid, epilogue, [kernel.widen(kernel.value(w, b, at, lanes), lanes)
                                                   for b, w in epilogue], at)
         if edge:
-            at = apply_map(group.in_map, edge[0])
-            store_where(kernel, edge[1], epilogue, [kernel.value(w, b, at, 1) for b, w in epilogue], at)
+            store_edge(kernel, group, epilogue, edge)
         store_row_values(kernel, tx if c == 1 else arith.OrIOp(tx, rank).result, row, group, epilogue)
         if c > 1:
             cluster.barrier()  # no block leaves while a peer may still read its shared memory

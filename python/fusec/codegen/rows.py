@@ -7,7 +7,8 @@ from fusec.mlir import ir
 from torch_mlir.dialects import arith, memref, scf, vector
 
 from .indexing import apply_map, const
-from .kernel import attributes
+from .kernel import attributes, identity
+from .launch import store_where
 
 
 def fold(kernel, z, slots, acc, lanes):
@@ -20,16 +21,24 @@ def fold(kernel, z, slots, acc, lanes):
     return acc
 
 
-def fold_edge(kernel, z, edge, acc, lanes: int, start):
+def fold_edge(kernel, z, edge, acc, lanes: int):
     """`acc` (a vector of `lanes`) with reduction `z`'s element at a row's edge slot (one element:
-    `windows.edge_slot`) folded into its first lane, where the slot's flag holds. `start`: the
-    reduction's identity, a scalar (the other lanes fold it)."""
+    `windows.edge_slot`) folded into its first lane (the other lanes fold the reduction's identity),
+    where the slot's flag holds."""
     point, valid = edge
     x, comb = kernel.element_of_reduction(z, point, 1)
     if lanes > 1:
+        start = identity(comb.name, ir.MemRefType(z.out.type).element_type)
         x = vector.InsertOp(x, kernel.widen(start, lanes), [], [0]).result
     folded = ir.Operation.create(comb.name, results=[acc.type], operands=[acc, x], attributes=attributes(comb)).result
     return arith.SelectOp(valid, folded, acc).result
+
+
+def store_edge(kernel, group, epilogue, edge) -> None:
+    """The epilogue's outputs at a row's edge slot (one element), where the slot's flag holds."""
+    point, valid = edge
+    at = apply_map(group.in_map, point)
+    store_where(kernel, valid, epilogue, [kernel.value(w, b, at, 1) for b, w in epilogue], at)
 
 
 def row_outputs(group) -> list:

@@ -32,6 +32,7 @@ from fusec.mlir import ir
 from torch_mlir.dialects import arith, memref, vector
 
 from .indexing import const, element_bytes
+from .launch import clamp_slot
 
 __all__ = ["Window", "Edges", "row_edges", "body_slot", "edge_slot", "load", "store", "row_major",
            "fewest_body_vectors"]
@@ -70,10 +71,7 @@ def body_slot(kernel, v, edges: Edges, row: list, full: tuple, masked: bool):
     """(iteration point, in-body flag or None) of body vector `v`. A `masked` slot may run past the
     body: it then reads the body's last vector (in the row) and the flag keeps it out of folds and
     stores."""
-    valid = None
-    if masked:
-        valid = arith.CmpIOp(arith.CmpIPredicate.ult, v, edges.body).result
-        v = arith.MinUIOp(v, arith.SubIOp(edges.body, const(1)).result).result
+    v, valid = clamp_slot(v, edges.body, masked)
     column = arith.AddIOp(edges.head, arith.MulIOp(v, const(edges.lanes)).result).result
     kernel.windows[column] = Window(tuple(row), tuple(full))
     return [*row, column], valid
