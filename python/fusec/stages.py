@@ -77,7 +77,8 @@ def _fuse(o: CompileOptions) -> list[str]:
         if o.target == "cuda" and o.split_sums else []
     return ["fusec-narrow-f64", "fusec-reshapes-before-pointwise", "fusec-bound-gather-indices",
             "fusec-gathers-through-pointwise", "fusec-concat-to-generic", "fusec-fold-layout-ops", "fusec-extracts-to-index-maps",
-            "fusec-erase-unused-results", "fusec-fold-empty-tensors", "fusec-fold-splat-constants",
+            "fusec-erase-unused-results", "fusec-fold-empty-tensors", "fusec-materialize-returned-constants",
+            "fusec-fold-splat-constants",
             "fusec-fold-unit-reshapes", "fusec-inline-iotas", *split,
             "canonicalize", "cse",
             "fusec-hoist-parallel-dims", "fusec-clone-cheap-producers", "fusec-classify-ops",

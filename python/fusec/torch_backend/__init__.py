@@ -7,8 +7,8 @@
 
 What happens to each graph dynamo captures:
 1. aot_autograd turns it into an ATen graph (parameters become inputs; inference, or the forward
-   of training with the backward left to PyTorch);
-2. `partition.py` splits it by `support.py`'s op table: pointwise ops, reductions, norms and
+   of training with the backward left to PyTorch), decomposing the few ops `decompositions.py` names;
+2. `graph_cleanup.py` drops what adds nothing (a `cat`'s empty pieces); `partition.py` splits it by `support.py`'s op table: pointwise ops, reductions, norms and
    softmax form fusec regions; matmuls, attention and anything unlisted run in PyTorch;
 3. each region is compiled by `fusec.compile` for its tensors' device (`target="cpu"` for CPU
    tensors, the GPU's architecture for CUDA tensors), through the compile cache (`fusec.cache`),
@@ -43,7 +43,8 @@ from ..cache import CompileCache
 from ..diagnostics import FusecError
 from ..options import CompileOptions
 from .cudagraph import CudaGraphRunner, static_input_indices
-from . import kernel, workers
+from . import graph_cleanup, kernel, workers
+from .decompositions import decompositions
 from . import partition  # (its functions called through the module: tests replace them)
 from .report import Report, explain_enabled
 from .support import op_name
@@ -85,7 +86,8 @@ def fusec_backend(gm, example_inputs, options: dict | None = None, **kwargs):
         return make_boxed_func(bw_gm.forward)
 
     return aot_module_simplified(gm, example_inputs, fw_compiler=forward_compiler,
-                                 bw_compiler=backward_compiler, inference_compiler=forward_compiler)
+                                 bw_compiler=backward_compiler, inference_compiler=forward_compiler,
+                                 decompositions=decompositions())
 
 
 def _compile_forward(fw_gm, graph_id: int, backend_options: dict, compile_options: dict):
@@ -108,6 +110,7 @@ def _compile_forward(fw_gm, graph_id: int, backend_options: dict, compile_option
 
 def _partition_and_compile(fw_gm, graph_id, backend_options, compile_options):
     n_inputs = len(fw_gm.graph.find_nodes(op="placeholder"))
+    graph_cleanup.cleanup_graph(fw_gm)
     part = partition.partition_graph(fw_gm)
     cache = CompileCache(backend_options.get("cache_dir")) if backend_options.get("cache", True) else None
     results = _compile_regions(part, compile_options, cache)

@@ -4,7 +4,8 @@ A region is a GraphModule of ATen ops whose inputs are tensors. Its shapes and d
 the fake tensors aot_autograd left in each placeholder's `meta["val"]`; fusec compiles for those
 shapes. Dim 0 may be symbolic (dynamo makes a batch that changes between calls symbolic): the
 region is then compiled once with dynamic rows (`dynamic_shapes`, one `Dim` per symbol, named rows0,
-rows1, ... by first appearance) and its kernels take the row count at each call. The compile itself
+rows1, ... by first appearance) and its kernels take the row count at each call. Symbolic leading
+dims (batch x sequence, `dynamic=True`) are flattened into one row count (`flatten_rows.py`). The compile itself
 is `fusec.compile` on the region, with zeros of those shapes (a symbol at its traced size) on the
 CPU as example inputs: the kernels depend on shapes and dtypes, not on values or on where the
 example tensors live, so a CUDA region is traced without touching the GPU.
@@ -25,6 +26,7 @@ from .. import api
 from ..cache import cache_key
 from ..diagnostics import FusecError
 from ..options import MIN_PTX, CompileOptions
+from .flatten_rows import FlatRegion, flatten_region
 from .layout import output_layouts, restrided
 from .support import op_name
 
@@ -79,20 +81,23 @@ def graph_text(gm: torch.fx.GraphModule) -> str:
 
 
 def _input_signature(gm) -> list:
-    """[(shape, dtype, device)] of the region's inputs, a symbolic dim 0 as its name (rows0, rows1,
+    """[(shape, dtype, device)] of the region's inputs, each symbolic dim as its name (rows0, rows1,
     ... by first appearance), or a FusecError saying why it has none."""
     sig, symbols = [], {}
     for node in gm.graph.find_nodes(op="placeholder"):
         val = node.meta.get("val")
         if not isinstance(val, torch.Tensor):
             raise FusecError(f"input {node.name} is {type(val).__name__}, not a tensor")
-        shape = list(val.shape)
-        if not all(isinstance(d, int) for d in shape[1:]):
-            raise FusecError(f"input {node.name} has a dynamic shape {tuple(shape)}: only dim 0 may be dynamic")
-        if shape and not isinstance(shape[0], int):
-            shape[0] = symbols.setdefault(str(shape[0]), f"rows{len(symbols)}")
+        shape = [d if isinstance(d, int) else symbols.setdefault(str(d), f"rows{len(symbols)}") for d in val.shape]
         sig.append((shape, str(val.dtype).removeprefix("torch."), val.device))
     return sig
+
+
+def _flat_signature(sig, flat: FlatRegion) -> list:
+    """The signature of the flattened region: a prefixed input's leading dims are one, `rows0`."""
+    k = len(flat.prefix)
+    return [((["rows0", *shape[k:]] if prefixed else shape), dtype, device)
+            for (shape, dtype, device), prefixed in zip(sig, flat.inputs)]
 
 
 # The size a symbolic dim 0 gets in the example inputs (compile and first run). Dynamo makes a dim
@@ -110,6 +115,8 @@ def _dynamic_shapes(sig):
     dims = {d: torch.export.Dim(d) for shape, _, _ in sig for d in shape[:1] if isinstance(d, str)}
     if not dims:
         return None
+    if any(isinstance(d, str) for shape, _, _ in sig for d in shape[1:]):
+        raise FusecError("an input has a symbolic dim past dim 0 that is not the region's leading dims")
     return tuple({0: dims[shape[0]]} if shape and isinstance(shape[0], str) else None for shape, _, _ in sig)
 
 
@@ -173,7 +180,7 @@ def compile_region(name: str, gm: torch.fx.GraphModule, options: dict, cache, me
     and the reason."""
     ops = [op_name(n) for n in gm.graph.nodes if n.op == "call_function" and op_name(n) != "getitem"]
     result = RegionResult(name, ops)
-    start = time.perf_counter()
+    start, flat = time.perf_counter(), None
     try:
         sig = _input_signature(gm)
         layouts = output_layouts(gm)
@@ -181,7 +188,9 @@ def compile_region(name: str, gm: torch.fx.GraphModule, options: dict, cache, me
         opts = {**options, "target": result.target}
         if result.target == "cuda":
             opts = _cuda_options(device, opts)
-        result.compiled, result.status = _lookup_or_compile(gm, sig, opts, ops, cache, memory, device, compiler)
+        flat = flatten_region(gm)  # a symbolic batch x sequence: compiled as one row count
+        result.compiled, result.status = _lookup_or_compile(flat.gm if flat else gm, _flat_signature(sig, flat)
+                                                            if flat else sig, opts, ops, cache, memory, device, compiler)
         result.kernels = list(result.compiled.manifest["kernels"])
         if not any(step["op"] == "launch" for step in result.compiled.manifest["steps"]):
             result.status, result.compiled, result.kernels, result.reason = "pytorch", None, [], NO_KERNEL
@@ -198,7 +207,8 @@ def compile_region(name: str, gm: torch.fx.GraphModule, options: dict, cache, me
         kind = getattr(err, "kind", type(err).__name__)
         result.reason = f"fusec failed on it (a fusec bug): {kind}: {_first_line(str(err))}"
     if result.compiled is not None:
-        result.call = restrided(result.compiled.__call__, gm, layouts, [getattr(torch, dtype) for _, dtype, _ in sig])
+        fn = flat.call(result.compiled.__call__) if flat else result.compiled.__call__
+        result.call = restrided(fn, gm, layouts, [getattr(torch, dtype) for _, dtype, _ in sig])
         result.inputs = (sig, device)
         if run:
             try_run(result)

@@ -6,6 +6,10 @@ Two clean-ups follow, both so that a region is a kernel worth launching:
 
 - views at a region's edges are given back to PyTorch (`remove_bookend_non_compute_ops`): a reshape
   of a matmul's result is free in PyTorch, while inside the region it would make fusec write a copy;
+- a view inside a region whose result is also read outside it (BERT's expanded token types, saved
+  for the backward) is taken again outside (`_views_outside`): the region writes the tensor the view
+  is of, PyTorch makes the view (an expand as a region output would be a write of overlapping
+  elements, which fusec refuses);
 - a region with no arithmetic left (only views) is dropped: a kernel that only copies is slower
   than PyTorch's view.
 
@@ -22,13 +26,17 @@ import torch
 from torch.fx.node import _get_qualified_name
 from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 
-from .support import VIEWS, FusecOperatorSupport, is_compute, op_name, why_pytorch
+from .support import VIEWS, FusecOperatorSupport, graph_rows, is_compute, op_name, why_pytorch
 
-__all__ = ["REGION_PREFIX", "Partition", "partition_graph", "replace_region"]
+# Views of their input's storage: taken again outside a region where a reader outside needs them.
+_ALIASING = VIEWS | {"slice", "select", "narrow"}
+
+__all__ = ["REGION_PREFIX", "SIZE_ARITHMETIC", "Partition", "partition_graph", "replace_region"]
 
 REGION_PREFIX = "fusec_region_"
 # Supported ops outside every region are views (a region of views only is dropped; edge views too).
 _VIEW_LEFT_OUT = "a view with no arithmetic beside it: stays a free PyTorch view"
+SIZE_ARITHMETIC = "size arithmetic: a symbolic shape's sizes, computed on the host"
 
 
 @dataclasses.dataclass
@@ -52,13 +60,23 @@ def _view_qualified_names() -> list[str]:
     return names
 
 
+def _why_left_out(node, rows: tuple) -> str:
+    if getattr(node.target, "__module__", None) in ("_operator", "operator"):
+        return SIZE_ARITHMETIC
+    name = op_name(node)
+    if name.startswith("aten.") and name[len("aten."):] in VIEWS:
+        return _VIEW_LEFT_OUT  # a view is free in PyTorch, symbolic sizes or not
+    return why_pytorch(node, rows) or _VIEW_LEFT_OUT
+
+
 def _ops(nodes) -> list[str]:
     return [op_name(n) for n in nodes if n.op == "call_function" and op_name(n) != "getitem"]
 
 
 def partition_graph(gm: torch.fx.GraphModule) -> Partition:
     """Partition `gm` (mutated: regions become submodules) by the support table."""
-    partitioner = CapabilityBasedPartitioner(gm, FusecOperatorSupport(), allows_single_node_partition=True,
+    rows = graph_rows(gm)
+    partitioner = CapabilityBasedPartitioner(gm, FusecOperatorSupport(rows), allows_single_node_partition=True,
                                              non_compute_ops=_view_qualified_names())
     parts = partitioner.propose_partitions()
     partitioner.remove_bookend_non_compute_ops(parts)
@@ -67,15 +85,41 @@ def partition_graph(gm: torch.fx.GraphModule) -> Partition:
                   key=lambda p: min(order[n] for n in p.nodes))
     in_region = {n for p in kept for n in p.nodes}
     calls = [n for n in gm.graph.nodes if n.op == "call_function"]
+    for p in kept:  # after `calls`: the copies are not counted, their originals are
+        _views_outside(gm, p.nodes)
     pytorch_ops = collections.Counter()
     for node in calls:
         if node in in_region or op_name(node) == "getitem":
             continue
-        pytorch_ops[(op_name(node), why_pytorch(node) or _VIEW_LEFT_OUT)] += 1
+        pytorch_ops[(op_name(node), _why_left_out(node, rows))] += 1
     regions = {f"{REGION_PREFIX}{i}": _ops(sorted(p.nodes, key=order.get)) for i, p in enumerate(kept)}
     n_ops = len(_ops(calls))
     fused = partitioner.fuse_partitions(kept, prefix=REGION_PREFIX) if kept else gm
     return Partition(fused, regions, pytorch_ops, n_ops)
+
+
+def _is_aliasing_view(node) -> bool:
+    name = op_name(node)
+    return node.op == "call_function" and name.startswith("aten.") and name[len("aten."):] in _ALIASING
+
+
+def _views_outside(gm: torch.fx.GraphModule, region) -> None:
+    """Readers outside `region` of a view inside it read a copy of the view made outside (a chain of
+    views is copied down to its first non-view, which the region then writes)."""
+    copies: dict = {}
+
+    def outside(node):
+        if node not in copies:
+            with gm.graph.inserting_after(node):
+                copies[node] = gm.graph.node_copy(
+                    node, lambda a: outside(a) if a in region and _is_aliasing_view(a) else a)
+        return copies[node]
+
+    for node in list(region):
+        readers = [u for u in node.users if u not in region]
+        if _is_aliasing_view(node) and readers:
+            for reader in readers:
+                reader.replace_input_with(node, outside(node))
 
 
 def replace_region(gm: torch.fx.GraphModule, name: str, fn) -> None:

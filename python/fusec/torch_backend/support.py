@@ -15,10 +15,12 @@ aot_autograd hands a backend (before torch-mlir's decompositions: `native_layer_
 
 from __future__ import annotations
 
+import collections
+
 import torch
 from torch.fx.passes.operator_support import OperatorSupportBase
 
-__all__ = ["COMPUTE", "FACTORIES", "LAYOUT", "PYTORCH", "VIEWS", "FusecOperatorSupport", "is_compute", "op_name",
+__all__ = ["COMPUTE", "FACTORIES", "LAYOUT", "PYTORCH", "VIEWS", "FusecOperatorSupport", "graph_rows", "is_compute", "op_name",
            "why_pytorch"]
 
 # Kept to what fusec's tests and fuzzer cover: an op fusec then fails on sends its whole region back
@@ -36,7 +38,7 @@ _NORMS = ["native_layer_norm", "layer_norm", "rms_norm", "_fused_rms_norm", "_so
           # GroupNorm, and BatchNorm with running statistics (eval; test/CPU/norms-eval.py). Not
           # `batch_norm`: in training it updates the running statistics in place.
           "native_group_norm", "group_norm", "_native_batch_norm_legit_no_training"]
-_CASTS = ["_to_copy", "clone"]
+_CASTS = ["_to_copy", "clone", "convert_element_type"]  # the last: prims' (graphs with symbolic shapes)
 # Gathers: the read through an index is part of the kernel (--fusec-bound-gather-indices clamps an
 # index out of range, where eager raises); nll_loss_forward is cross-entropy's pick and mean
 # (test/CPU/gathers.test). Their backward ops scatter and stay in PyTorch.
@@ -91,30 +93,58 @@ def op_name(node: torch.fx.Node) -> str:
 
 def _base(node: torch.fx.Node) -> str | None:
     name = op_name(node)
+    if name == "prims.convert_element_type":
+        return "convert_element_type"
     return name[len("aten."):] if name.startswith("aten.") else None
 
 
-def _shapes_supported(node: torch.fx.Node) -> bool:
-    """fusec compiles static shapes, and a symbolic dim 0 (the rows: a batch that changes between
-    calls, which dynamo's automatic dynamic shapes make symbolic); a symbolic size in any other dim
-    of an input or result keeps the op in PyTorch, as does a symbolic size passed to the op."""
+def _leading_symbols(shape) -> bool:
+    """Every symbolic dim of `shape` comes before every static one (`[batch, seq, 64]`)."""
+    static = [isinstance(d, int) for d in shape]
+    return all(static[static.index(True):]) if True in static else True
+
+
+def _prefix(t: torch.Tensor) -> tuple:
+    symbolic = [i for i, d in enumerate(t.shape) if not isinstance(d, int)]
+    return tuple(str(d) for d in t.shape[: symbolic[-1] + 1]) if symbolic else ()
+
+
+def graph_rows(gm: torch.fx.GraphModule) -> tuple:
+    """The symbolic leading dims most of the graph's tensors share when there are two or more of
+    them (`('s0', 's1')`: batch x sequence), else (): with them, a region holds only tensors of
+    those leading dims and static ones, so that it can be flattened into rows (flatten_rows.py)."""
+    counts = collections.Counter(_prefix(t) for n in gm.graph.nodes for v in [n.meta.get("val")]
+                                 for t in (v if isinstance(v, (tuple, list)) else (v,)) if isinstance(t, torch.Tensor))
+    wide = [(count, prefix) for prefix, count in counts.items() if len(prefix) >= 2]
+    return max(wide)[1] if wide else ()
+
+
+def _shapes_supported(node: torch.fx.Node, rows: tuple = ()) -> bool:
+    """fusec compiles static shapes, and symbolic leading dims (the rows: a batch that changes between
+    calls, which dynamo's automatic dynamic shapes make symbolic; batch x sequence under
+    `dynamic=True`, which a region flattens into one row count, flatten_rows.py); a symbolic size
+    after a static dim of an input or result keeps the op in PyTorch, as does a symbolic size passed
+    to the op."""
     vals = [node.meta.get("val")] + [a.meta.get("val") for a in node.all_input_nodes]
     for val in vals:
         if isinstance(val, torch.SymInt):
             return False
         for t in (val if isinstance(val, (tuple, list)) else (val,)):
-            if isinstance(t, torch.Tensor) and not all(isinstance(d, int) for d in t.shape[1:]):
+            if isinstance(t, torch.Tensor) and not _leading_symbols(t.shape):
+                return False
+            if rows and isinstance(t, torch.Tensor) and _prefix(t) not in ((), rows):
                 return False
     return True
 
 
-def why_pytorch(node: torch.fx.Node) -> str | None:
-    """None when fusec may take `node`; else the reason it runs in PyTorch (for the report)."""
+def why_pytorch(node: torch.fx.Node, rows: tuple = ()) -> str | None:
+    """None when fusec may take `node` (in a graph whose leading dims are `rows`, graph_rows); else the
+    reason it runs in PyTorch (for the report)."""
     if node.op != "call_function":
         return "not an op"
     if op_name(node) == "getitem":  # a result of a multi-result op (native_layer_norm, split)
         producer = node.args[0]
-        return why_pytorch(producer) if isinstance(producer, torch.fx.Node) else "not an op"
+        return why_pytorch(producer, rows) if isinstance(producer, torch.fx.Node) else "not an op"
     base = _base(node)
     if base is None:
         return f"{op_name(node)} is not an ATen op"
@@ -122,8 +152,9 @@ def why_pytorch(node: torch.fx.Node) -> str | None:
         return PYTORCH[base]
     if base not in COMPUTE and base not in VIEWS and base not in LAYOUT and base not in FACTORIES:
         return "not in fusec's op table (python/fusec/torch_backend/support.py)"
-    if not _shapes_supported(node):
-        return "dynamic shape: fusec compiles static shapes and dynamic rows (dim 0) only"
+    if not _shapes_supported(node, rows):
+        return ("dynamic shape: fusec compiles static shapes and symbolic leading dims (rows) only"
+                + (f", here ({', '.join(rows)})" if rows else ""))
     if base in LAYOUT and not _static(node):
         return "layout op over dynamic rows: fusec folds layout ops of static shapes only"
     return None
@@ -143,7 +174,11 @@ def is_compute(node: torch.fx.Node) -> bool:
 
 
 class FusecOperatorSupport(OperatorSupportBase):
-    """The table above, as the FX partitioner asks it."""
+    """The table above, as the FX partitioner asks it (for a graph whose leading dims are `rows`)."""
+
+    def __init__(self, rows: tuple = ()):
+        super().__init__()
+        self.rows = rows
 
     def is_node_supported(self, submodules, node: torch.fx.Node) -> bool:
-        return why_pytorch(node) is None
+        return why_pytorch(node, self.rows) is None

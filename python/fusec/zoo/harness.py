@@ -72,7 +72,7 @@ def _kind(op: str, reason: str) -> str:
         return "contraction"
     if reason.startswith("attention"):
         return "attention"
-    if reason.startswith("a view with no arithmetic"):
+    if reason.startswith(("a view with no arithmetic", "size arithmetic")):
         return "view"
     return "other"
 
