@@ -1,0 +1,72 @@
+# torch.compile(dynamic=True) of a transformer block: its activations are [batch, seq, 64] with both
+# leading dims symbolic. A region whose tensors all share those leading dims (or are static and
+# broadcast along the last dims: a norm's weight) is flattened into one dynamic row count
+# (python/fusec/torch_backend/flatten_rows.py) and compiled once; every later (batch, seq) runs the
+# same kernels. What works across the leading dims (a sum over the sequence) stays in PyTorch with
+# the reason; so does attention's q/k/v, [batch, heads, seq, d], whose symbolic dims are not leading.
+
+# RUN: %python %s 2>&1 | FileCheck %s
+
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "Inputs"))
+from blocks import TransformerBlock, close, count_compiles, private_cache, randomize, run
+
+private_cache()
+import fusec.torch_backend as tb
+import torch
+from fusec.torch_backend.flatten_rows import flatten_region  # noqa: F401 (the module under test)
+
+BLOCK = randomize(TransformerBlock())
+compiles = count_compiles()
+
+
+def shapes_match(fn, model, shapes) -> bool:
+    with torch.no_grad():
+        return all(close(fn(x), model(x)) for x in (torch.randn(b, t, 64) for b, t in shapes))
+
+
+# Four (batch, seq) shapes, one graph, one compile per region; the regions take flat rows ("rows0").
+# CHECK-LABEL: TEST: transformer_block
+# CHECK-NEXT:  match eager at (2, 8) (3, 5) (5, 17) (4, 33): True
+# CHECK-NEXT:  graphs: 1, regions: 4, compiles: 4, all dynamic rows: True
+# CHECK-NEXT:  region inputs: [['rows0', 64], [64]]
+@run
+def transformer_block():
+    tb.reports.clear()
+    compiles.clear()
+    fn = torch.compile(BLOCK, backend="fusec", dynamic=True)
+    print("match eager at (2, 8) (3, 5) (5, 17) (4, 33):",
+          shapes_match(fn, BLOCK, [(2, 8), (3, 5), (5, 17), (4, 33)]))
+    regions = [r for report in tb.reports for r in report.fusec_regions]
+    dynamic = all("symbols" in r.compiled.manifest for r in regions)
+    print(f"graphs: {len(tb.reports)}, regions: {len(regions)}, compiles: {len(compiles)}, all dynamic rows: {dynamic}")
+    print("region inputs:", [i["shape"] for i in regions[0].compiled.manifest["inputs"]])
+
+
+class SumOverSeq(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.randn(64))  # a weight: the last dim stays static
+
+    def forward(self, x):
+        return torch.nn.functional.silu(x * self.w).sum(1)
+
+
+# The sum over the sequence cannot be flattened: the product and silu before it are still fusec's.
+# CHECK-LABEL: TEST: across_the_rows
+# CHECK-NEXT:  match eager: True
+# CHECK-NEXT:  fusec regions: ['aten.mul, aten.silu']
+# CHECK-NEXT:  pytorch aten.sum {{.*}}dynamic shape{{.*}}
+@run
+def across_the_rows():
+    tb.reports.clear()
+    model = SumOverSeq()
+    fn = torch.compile(model, backend="fusec", dynamic=True)
+    with torch.no_grad():
+        ok = all(close(fn(x), model(x)) for x in (torch.randn(2, 8, 64), torch.randn(3, 5, 64)))
+    print("match eager:", ok)
+    report = tb.reports[-1]
+    print("fusec regions:", [", ".join(r.ops) for r in report.fusec_regions])
+    print(next(line for line in report.lines() if "aten.sum" in line).strip())
