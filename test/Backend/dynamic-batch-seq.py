@@ -2,8 +2,9 @@
 # leading dims symbolic. A region whose tensors all share those leading dims (or are static and
 # broadcast along the last dims: a norm's weight) is flattened into one dynamic row count
 # (python/fusec/torch_backend/flatten_rows.py) and compiled once; every later (batch, seq) runs the
-# same kernels. What works across the leading dims (a sum over the sequence) stays in PyTorch with
-# the reason; so does attention's q/k/v, [batch, heads, seq, d], whose symbolic dims are not leading.
+# same kernels. What works across the leading dims (a sum over the sequence), and tensors whose
+# symbolic dims are not leading (attention's q/k/v, [batch, heads, seq, d]), are regions compiled
+# per input shape at their calls instead (per_shape.py).
 
 # RUN: %python %s 2>&1 | FileCheck %s
 
@@ -54,11 +55,11 @@ class SumOverSeq(torch.nn.Module):
         return torch.nn.functional.silu(x * self.w).sum(1)
 
 
-# The sum over the sequence cannot be flattened: the product and silu before it are still fusec's.
+# The sum over the sequence cannot be flattened: the product and silu before it are a flat region,
+# the sum a region compiled per input shape.
 # CHECK-LABEL: TEST: across_the_rows
 # CHECK-NEXT:  match eager: True
-# CHECK-NEXT:  fusec regions: ['aten.mul, aten.silu']
-# CHECK-NEXT:  pytorch aten.sum {{.*}}dynamic shape{{.*}}
+# CHECK-NEXT:  fusec regions: ['aten.mul, aten.silu: compiled', 'aten.sum: per-shape']
 @run
 def across_the_rows():
     tb.reports.clear()
@@ -68,5 +69,39 @@ def across_the_rows():
         ok = all(close(fn(x), model(x)) for x in (torch.randn(2, 8, 64), torch.randn(3, 5, 64)))
     print("match eager:", ok)
     report = tb.reports[-1]
-    print("fusec regions:", [", ".join(r.ops) for r in report.fusec_regions])
-    print(next(line for line in report.lines() if "aten.sum" in line).strip())
+    print("fusec regions:", [f"{', '.join(r.ops)}: {r.status}" for r in report.fusec_regions])
+
+
+class Rotary(torch.nn.Module):
+    """Rotary embeddings as transformers writes them: q is [batch, heads, seq, 16], cos and sin
+    [batch, 1, seq, 16], broadcast over the heads: no single row count fits both."""
+
+    def forward(self, q, positions):
+        freqs = positions[:, :, None].float() * (1.0 / 10000 ** (torch.arange(0, 16, 2).float() / 16))
+        emb = torch.cat([freqs, freqs], -1)
+        cos, sin = emb.cos()[:, None], emb.sin()[:, None]
+        half = torch.cat([-q[..., 8:], q[..., :8]], -1)
+        return q * cos + half * sin
+
+
+# Regions of such tensors are compiled for each input shape at their calls (per_shape.py): two shapes,
+# two compiles of the rotation, none failed; a third call at the first shape compiles nothing. (The
+# angles, cos and sin are [batch, seq, 16]: a flat region.)
+# CHECK-LABEL: TEST: per_shape_rotary
+# CHECK-NEXT:  match eager at (2, 4, 8) (3, 4, 5) (2, 4, 8): True
+# CHECK-NEXT:  per-shape regions: 1, shapes compiled: [2], failures: []
+# CHECK-NEXT:  fusec   fusec_shape_region_0  cpu  {{.*}}neg, {{.*}}cat, mul, mul, add -> kernels per shape [compiled per input shape, at its calls]
+@run
+def per_shape_rotary():
+    tb.reports.clear()
+    model = Rotary()
+    fn = torch.compile(model, backend="fusec", dynamic=True)
+    ok = True
+    for b, h, t in [(2, 4, 8), (3, 4, 5), (2, 4, 8)]:
+        q, positions = torch.randn(b, h, t, 16), torch.arange(t).expand(b, t)
+        ok &= close(fn(q, positions), model(q, positions))
+    print("match eager at (2, 4, 8) (3, 4, 5) (2, 4, 8):", ok)
+    regions = [r for report in tb.reports for r in report.fusec_regions if r.status == "per-shape"]
+    print(f"per-shape regions: {len(regions)}, shapes compiled: {[r.call.region.shapes_compiled for r in regions]}, "
+          f"failures: {[f for r in regions for f in r.call.region.failures]}")
+    print(next(line for line in tb.reports[-1].lines() if "shape_region" in line))

@@ -3,6 +3,7 @@
     fusec zoo --target cpu                          every model, tiny configs, float32 (CI)
     fusec zoo --target cpu --models llama,t5        some of them
     fusec zoo --target cuda --size real             real widths, bfloat16, on the GPU
+    fusec zoo --target cpu --dynamic                dynamic=True, each model at two shapes
     fusec zoo --list                                the models
 
 Per model and check (inference, training): pass or FAIL, fusec's error and eager's on the tensor
@@ -37,6 +38,8 @@ def _parser() -> ArgumentParser:
     p.add_argument("--tokens", metavar="BxS", help="batch x sequence of the language models' input ids "
                    "(default: 2x8 tiny, 2x128 real; T5's decoder takes half the sequence)")
     p.add_argument("--modes", default="inference,training", help="inference, training or both (default)")
+    p.add_argument("--dynamic", action="store_true", help="compile with dynamic=True (symbolic batch and "
+                   "sequence) and check each model at a second shape too (one more in the batch, 3 more tokens)")
     p.add_argument("--explain", action="store_true", help="print each graph's partition report too")
     p.add_argument("--list", action="store_true", help="list the zoo's models and exit")
     p.add_argument("--debug", action="store_true", help="Python tracebacks for errors")
@@ -107,10 +110,13 @@ def cmd_zoo(argv) -> int:
             raise FusecError(f"--tokens {args.tokens!r}: give batch x sequence, e.g. 4x512")
         zoo_models.TOKENS = (int(m[1]), int(m[2]))
     reference = "float64" if dtype == torch.float32 else "float32"
-    print(f"fusec zoo: {args.target} target, {args.size} configs, {dtype_name} against {reference} eager", flush=True)
+    dynamic = ", dynamic=True at two shapes" if args.dynamic else ""
+    print(f"fusec zoo: {args.target} target, {args.size} configs, {dtype_name} against {reference} eager{dynamic}",
+          flush=True)
     failed = passed = unavailable = 0
     for name in names:
-        result = run_model(MODELS[name], size=args.size, device=args.target, dtype=dtype, modes=modes)
+        result = run_model(MODELS[name], size=args.size, device=args.target, dtype=dtype, modes=modes,
+                           dynamic=args.dynamic)
         if result.unavailable:
             print(f"{name:<12} unavailable: {result.unavailable}", flush=True)
             unavailable += 1

@@ -14,7 +14,9 @@ What happens to each graph dynamo captures:
    tensors, the GPU's architecture for CUDA tensors), through the compile cache (`fusec.cache`),
    and its submodule is replaced by the compiled kernels; a region fusec fails on stays in PyTorch,
    and the report says why (the model never fails because of fusec); a region whose inputs have a
-   symbolic dim 0 (a batch that changes between calls) is compiled once with dynamic rows; its
+   symbolic dim 0 (a batch that changes between calls) is compiled once with dynamic rows, one over a
+   symbolic batch x sequence as rows too (`flatten_rows.py`), and what cannot be flattened is
+   compiled per input shape at its calls (`per_shape.py`); its
    outputs keep the strides the graph was traced with (`layout.py`); the compiles run in worker
    processes (`workers.py`: a crash in MLIR or LLVM costs its region, not the program), the regions
    of a graph in parallel;
@@ -117,7 +119,7 @@ def _partition_and_compile(fw_gm, graph_id, backend_options, compile_options):
     for name, result in zip(part.regions, results):
         kernel.try_run(result)  # here, in order: loading a module is not done in parallel
         stats[result.status] += 1
-        if result.compiled is not None:
+        if result.call is not None:
             partition.replace_region(part.graph_module, name, result.call)
     report = Report(graph_id, part.n_ops, results, part.pytorch_ops)
     fn = part.graph_module.forward
@@ -131,8 +133,9 @@ def _compile_regions(part, compile_options: dict, cache) -> list:
     """Each region's RegionResult, compiled by the compile workers in parallel (FUSEC_COMPILE_IN_PROCESS=1:
     one after another in this process)."""
     def one(name, compiler):
-        return kernel.compile_region(name, getattr(part.graph_module, name), compile_options, cache, _memory,
-                                     compiler=compiler, run=False)
+        make = kernel.per_shape_region if name in part.per_shape else \
+            lambda *args, **kw: kernel.compile_region(*args, **kw, run=False)
+        return make(name, getattr(part.graph_module, name), compile_options, cache, _memory, compiler=compiler)
 
     if workers.in_process() or not part.regions:
         return [one(name, kernel.compile_graph) for name in part.regions]

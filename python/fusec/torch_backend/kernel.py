@@ -28,10 +28,11 @@ from ..diagnostics import FusecError
 from ..options import MIN_PTX, CompileOptions
 from .flatten_rows import FlatRegion, flatten_region
 from .layout import output_layouts, restrided
+from .per_shape import PerShapeRegion
 from .support import op_name
 
 __all__ = ["NO_KERNEL", "RegionCrashed", "RegionResult", "WorkerError", "compile_graph", "compile_region", "graph_text",
-           "try_run"]
+           "per_shape_region", "try_run"]
 
 
 class RegionCrashed(FusecError):
@@ -213,6 +214,36 @@ def compile_region(name: str, gm: torch.fx.GraphModule, options: dict, cache, me
         if run:
             try_run(result)
     result.seconds = time.perf_counter() - start
+    return result
+
+
+def per_shape_region(name: str, gm: torch.fx.GraphModule, options: dict, cache, memory: dict,
+                     compiler=compile_graph) -> RegionResult:
+    """Region `name` compiled per input shape at its calls (per_shape.py): nothing is compiled now."""
+    ops = [op_name(n) for n in gm.graph.nodes if n.op == "call_function" and op_name(n) != "getitem"]
+    result = RegionResult(name, ops, status="per-shape")
+    try:
+        layouts = output_layouts(gm)
+        result.target, device = _target(_input_signature(gm))
+    except FusecError as err:
+        result.status, result.reason = "pytorch", f"fusec could not compile it: {_first_line(err.message)}"
+        return result
+    opts = {**options, "target": result.target}
+    if result.target == "cuda":
+        opts = _cuda_options(device, opts)
+
+    def compile_shape(args):
+        sig = [(list(a.shape), str(a.dtype).removeprefix("torch."), a.device) for a in args]
+        compiled, _ = _lookup_or_compile(gm, sig, opts, ops, cache, memory, device, compiler)
+        return restrided(compiled.__call__, gm, layouts, [a.dtype for a in args])
+
+    region = PerShapeRegion(name, gm, compile_shape)
+
+    def call(*args):  # a plain function: the graph's code calls it by its name
+        return region(*args)
+
+    call.region = region
+    result.call = call
     return result
 
 

@@ -31,9 +31,10 @@ from .support import VIEWS, FusecOperatorSupport, graph_rows, is_compute, op_nam
 # Views of their input's storage: taken again outside a region where a reader outside needs them.
 _ALIASING = VIEWS | {"slice", "select", "narrow"}
 
-__all__ = ["REGION_PREFIX", "SIZE_ARITHMETIC", "Partition", "partition_graph", "replace_region"]
+__all__ = ["PER_SHAPE_PREFIX", "REGION_PREFIX", "SIZE_ARITHMETIC", "Partition", "partition_graph", "replace_region"]
 
 REGION_PREFIX = "fusec_region_"
+PER_SHAPE_PREFIX = "fusec_shape_region_"
 # Supported ops outside every region are views (a region of views only is dropped; edge views too).
 _VIEW_LEFT_OUT = "a view with no arithmetic beside it: stays a free PyTorch view"
 SIZE_ARITHMETIC = "size arithmetic: a symbolic shape's sizes, computed on the host"
@@ -48,6 +49,7 @@ class Partition:
     regions: dict[str, list[str]]
     pytorch_ops: collections.Counter
     n_ops: int
+    per_shape: set = dataclasses.field(default_factory=set)  # the regions compiled per input shape
 
 
 def _view_qualified_names() -> list[str]:
@@ -61,9 +63,10 @@ def _view_qualified_names() -> list[str]:
 
 
 def _why_left_out(node, rows: tuple) -> str:
-    if getattr(node.target, "__module__", None) in ("_operator", "operator"):
-        return SIZE_ARITHMETIC
     name = op_name(node)
+    if getattr(node.target, "__module__", None) in ("_operator", "operator") or \
+            name in ("aten.sym_size", "aten.sym_stride", "aten.sym_numel", "aten.sym_storage_offset"):
+        return SIZE_ARITHMETIC
     if name.startswith("aten.") and name[len("aten."):] in VIEWS:
         return _VIEW_LEFT_OUT  # a view is free in PyTorch, symbolic sizes or not
     return why_pytorch(node, rows) or _VIEW_LEFT_OUT
@@ -73,29 +76,47 @@ def _ops(nodes) -> list[str]:
     return [op_name(n) for n in nodes if n.op == "call_function" and op_name(n) != "getitem"]
 
 
-def partition_graph(gm: torch.fx.GraphModule) -> Partition:
-    """Partition `gm` (mutated: regions become submodules) by the support table."""
-    rows = graph_rows(gm)
-    partitioner = CapabilityBasedPartitioner(gm, FusecOperatorSupport(rows), allows_single_node_partition=True,
+def _regions(gm: torch.fx.GraphModule, support) -> tuple:
+    """(the partitioner, its partitions worth a kernel in graph order) for `support`."""
+    partitioner = CapabilityBasedPartitioner(gm, support, allows_single_node_partition=True,
                                              non_compute_ops=_view_qualified_names())
     parts = partitioner.propose_partitions()
     partitioner.remove_bookend_non_compute_ops(parts)
     order = {n: i for i, n in enumerate(gm.graph.nodes)}
     kept = sorted((p for p in parts if any(is_compute(n) for n in p.nodes)),
                   key=lambda p: min(order[n] for n in p.nodes))
-    in_region = {n for p in kept for n in p.nodes}
+    return partitioner, kept, order
+
+
+def partition_graph(gm: torch.fx.GraphModule) -> Partition:
+    """Partition `gm` (mutated: regions become submodules) by the support table. In a graph over
+    symbolic batch x sequence (`dynamic=True`), a second partition of what is left takes the ops whose
+    symbolic dims cannot be flattened into rows (rotary embeddings' [batch, heads, seq, dim]) into
+    regions compiled per input shape (`PER_SHAPE_PREFIX`)."""
+    rows = graph_rows(gm)
     calls = [n for n in gm.graph.nodes if n.op == "call_function"]
+    n_ops = len(_ops(calls))
+    partitioner, kept, order = _regions(gm, FusecOperatorSupport(rows))
+    in_region = {n.name for p in kept for n in p.nodes}  # by name: fusing may make the graph's nodes anew
     for p in kept:  # after `calls`: the copies are not counted, their originals are
         _views_outside(gm, p.nodes)
+    regions = {f"{REGION_PREFIX}{i}": _ops(sorted(p.nodes, key=order.get)) for i, p in enumerate(kept)}
+    fused = partitioner.fuse_partitions(kept, prefix=REGION_PREFIX) if kept else gm
+    per_shape = []
+    if rows:  # the regions above are call_module nodes now: the second partition leaves them be
+        partitioner, more, order = _regions(fused, FusecOperatorSupport(rows, per_shape=True))
+        in_region |= {n.name for p in more for n in p.nodes}
+        for p in more:
+            _views_outside(fused, p.nodes)
+        per_shape = [f"{PER_SHAPE_PREFIX}{i}" for i in range(len(more))]
+        regions.update({name: _ops(sorted(p.nodes, key=order.get)) for name, p in zip(per_shape, more)})
+        fused = partitioner.fuse_partitions(more, prefix=PER_SHAPE_PREFIX) if more else fused
     pytorch_ops = collections.Counter()
     for node in calls:
-        if node in in_region or op_name(node) == "getitem":
+        if node.name in in_region or op_name(node) == "getitem":
             continue
         pytorch_ops[(op_name(node), _why_left_out(node, rows))] += 1
-    regions = {f"{REGION_PREFIX}{i}": _ops(sorted(p.nodes, key=order.get)) for i, p in enumerate(kept)}
-    n_ops = len(_ops(calls))
-    fused = partitioner.fuse_partitions(kept, prefix=REGION_PREFIX) if kept else gm
-    return Partition(fused, regions, pytorch_ops, n_ops)
+    return Partition(fused, regions, pytorch_ops, n_ops, set(per_shape))
 
 
 def _is_aliasing_view(node) -> bool:

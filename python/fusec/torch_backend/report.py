@@ -20,7 +20,8 @@ import sys
 
 __all__ = ["Report", "explain_enabled"]
 
-_STATUS = {"compiled": "compiled {s:.1f}s", "cache": "from the disk cache", "memory": "already compiled"}
+_STATUS = {"compiled": "compiled {s:.1f}s", "cache": "from the disk cache", "memory": "already compiled",
+           "per-shape": "compiled per input shape, at its calls"}
 
 
 def explain_enabled(options: dict) -> bool:
@@ -68,7 +69,8 @@ class Report:
                 status = _STATUS[r.status].format(s=r.seconds)
                 symbols = r.compiled.manifest.get("symbols", []) if r.compiled is not None else []
                 dynamic = "".join(f", {s} dynamic" for s in symbols)
-                rows.append(f"  fusec   {r.name}  {r.target}  {ops} -> {', '.join(r.kernels)}{dynamic} [{status}]")
+                kernels = ", ".join(r.kernels) or "kernels per shape"
+                rows.append(f"  fusec   {r.name}  {r.target}  {ops} -> {kernels}{dynamic} [{status}]")
         width = max((len(_count(op, n)) for (op, _), n in self.pytorch_ops.items()), default=0)
         for (op, why), n in sorted(self.pytorch_ops.items()):
             rows.append(f"  pytorch {_count(op, n):<{width}}  {why}")

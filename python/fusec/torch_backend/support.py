@@ -137,14 +137,15 @@ def _shapes_supported(node: torch.fx.Node, rows: tuple = ()) -> bool:
     return True
 
 
-def why_pytorch(node: torch.fx.Node, rows: tuple = ()) -> str | None:
-    """None when fusec may take `node` (in a graph whose leading dims are `rows`, graph_rows); else the
-    reason it runs in PyTorch (for the report)."""
+def why_pytorch(node: torch.fx.Node, rows: tuple = (), per_shape: bool = False) -> str | None:
+    """None when fusec may take `node` (in a graph whose leading dims are `rows`, graph_rows; with
+    `per_shape`, into a region compiled for each input shape it meets, whatever its symbolic dims);
+    else the reason it runs in PyTorch (for the report)."""
     if node.op != "call_function":
         return "not an op"
     if op_name(node) == "getitem":  # a result of a multi-result op (native_layer_norm, split)
         producer = node.args[0]
-        return why_pytorch(producer, rows) if isinstance(producer, torch.fx.Node) else "not an op"
+        return why_pytorch(producer, rows, per_shape) if isinstance(producer, torch.fx.Node) else "not an op"
     base = _base(node)
     if base is None:
         return f"{op_name(node)} is not an ATen op"
@@ -152,6 +153,9 @@ def why_pytorch(node: torch.fx.Node, rows: tuple = ()) -> str | None:
         return PYTORCH[base]
     if base not in COMPUTE and base not in VIEWS and base not in LAYOUT and base not in FACTORIES:
         return "not in fusec's op table (python/fusec/torch_backend/support.py)"
+    if per_shape:
+        vals = [node.meta.get("val")] + [a.meta.get("val") for a in node.all_input_nodes]
+        return "a symbolic size passed to the op" if any(isinstance(v, torch.SymInt) for v in vals) else None
     if not _shapes_supported(node, rows):
         return ("dynamic shape: fusec compiles static shapes and symbolic leading dims (rows) only"
                 + (f", here ({', '.join(rows)})" if rows else ""))
@@ -174,11 +178,12 @@ def is_compute(node: torch.fx.Node) -> bool:
 
 
 class FusecOperatorSupport(OperatorSupportBase):
-    """The table above, as the FX partitioner asks it (for a graph whose leading dims are `rows`)."""
+    """The table above, as the FX partitioner asks it (for a graph whose leading dims are `rows`;
+    `per_shape`: for regions compiled per input shape)."""
 
-    def __init__(self, rows: tuple = ()):
+    def __init__(self, rows: tuple = (), per_shape: bool = False):
         super().__init__()
-        self.rows = rows
+        self.rows, self.per_shape = rows, per_shape
 
     def is_node_supported(self, submodules, node: torch.fx.Node) -> bool:
-        return why_pytorch(node, self.rows) is None
+        return node.op == "call_function" and why_pytorch(node, self.rows, self.per_shape) is None

@@ -175,6 +175,7 @@ def _training(model, inputs, compiled=None) -> dict:
     """The loss and every parameter's gradient after one backward of `compiled` (else `model`: the
     module whose parameters `compiled` uses) in train mode."""
     model.train()
+    model.zero_grad(set_to_none=True)
     loss = _logits((model if compiled is None else compiled)(**inputs)).float().pow(2).mean()
     loss.backward()
     return {"loss": loss.detach(), **{f"grad {name}": p.grad for name, p in model.named_parameters()}}
@@ -195,14 +196,36 @@ def _first_line(err: BaseException) -> str:
     return f"{type(err).__name__}: {(str(err).strip().splitlines() or [''])[0][:300]}"
 
 
-def _check(mode: str, run, model, inputs, dtype, reference_dtype, device, options) -> Check:
+def other_shape(inputs: dict) -> dict:
+    """Inputs of another shape, for a model compiled with dynamic=True: one more in the batch, and
+    token ids 3 longer (random values of the same kind)."""
+    other = {}
+    for name, v in inputs.items():
+        shape = [v.shape[0] + 1, *v.shape[1:]]
+        if not v.is_floating_point() and v.dim() == 2:
+            shape[1] += 3
+        other[name] = torch.randn(shape, dtype=v.dtype) if v.is_floating_point() else \
+            torch.randint(0, int(v.max()) + 1, shape, dtype=v.dtype)
+    return other
+
+
+def _labelled(tensors: dict, label: str) -> dict:
+    return {f"{name} {label}" if label else name: t for name, t in tensors.items()}
+
+
+def _check(mode: str, run, model, inputs, dtype, reference_dtype, device, options, dynamic=False) -> Check:
     import fusec.torch_backend as tb
 
     check, start = Check(mode), time.perf_counter()
+    # With dynamic=True the compiled model runs at a second shape too: the same graphs, no recompile.
+    shapes = [inputs, other_shape(inputs)] if dynamic else [inputs]
+    labels = [" x ".join("x".join(map(str, v.shape)) for v in i.values()) if dynamic else "" for i in shapes]
+    want, eager = {}, {}
     try:
-        with _full_precision():
-            want = run(*_cast(model, inputs, reference_dtype, device))
-        eager = run(*_cast(model, inputs, dtype, device))
+        for each, label in zip(shapes, labels):
+            with _full_precision():
+                want.update(_labelled(run(*_cast(model, each, reference_dtype, device)), label))
+            eager.update(_labelled(run(*_cast(model, each, dtype, device)), label))
     except Exception as err:  # noqa: BLE001 (the zoo's own problem: the model does not run eagerly)
         check.problem = f"eager raised (not fusec) {_first_line(err)}"
         return check
@@ -210,11 +233,13 @@ def _check(mode: str, run, model, inputs, dtype, reference_dtype, device, option
     torch._dynamo.reset()
     first = len(tb.reports)
     try:
-        compiled_model, compiled_inputs = _cast(model, inputs, dtype, device)
-        compiled = torch.compile(compiled_model, backend="fusec", options=options)
+        compiled_model, _ = _cast(model, inputs, dtype, device)
+        compiled = torch.compile(compiled_model, backend="fusec", options=options, dynamic=dynamic or None)
+        got = {}
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            got = run(compiled_model, compiled_inputs, compiled)
+            for each, label in zip(shapes, labels):
+                got.update(_labelled(run(compiled_model, _cast(model, each, dtype, device)[1], compiled), label))
         judge(check, got, want, eager, multiple)
         crashes = [str(w.message) for w in caught if str(w.message).startswith("fusec:")
                    and ("crashed" in str(w.message) or "signal" in str(w.message))]
@@ -243,8 +268,9 @@ def randomize_constants(model: torch.nn.Module) -> torch.nn.Module:
 
 
 def run_model(entry: ZooModel, *, size: str = "tiny", device: str = "cpu", dtype=torch.float32,
-              modes=("inference", "training"), options: dict | None = None) -> ZooResult:
-    """Build `entry` at `size` (random weights, seed 0) and run its checks on `device`."""
+              modes=("inference", "training"), options: dict | None = None, dynamic: bool = False) -> ZooResult:
+    """Build `entry` at `size` (random weights, seed 0) and run its checks on `device` (`dynamic`:
+    compiled with dynamic=True, and checked at a second shape too)."""
     torch.manual_seed(0)
     try:
         model, inputs = entry.build(size)
@@ -253,6 +279,6 @@ def run_model(entry: ZooModel, *, size: str = "tiny", device: str = "cpu", dtype
         return ZooResult(entry.name, [], unavailable=str(err))
     reference_dtype = torch.float64 if dtype == torch.float32 else torch.float32
     runs = {"inference": _inference, "training": _training}
-    checks = [_check(mode, runs[mode], model, inputs, dtype, reference_dtype, torch.device(device), options or {})
-              for mode in modes]
+    checks = [_check(mode, runs[mode], model, inputs, dtype, reference_dtype, torch.device(device), options or {},
+                     dynamic) for mode in modes]
     return ZooResult(entry.name, checks)
