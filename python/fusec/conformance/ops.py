@@ -24,6 +24,8 @@ VIA = {
     "_fused_rms_norm": ("rms_norm",),
     # A cast is aten._to_copy in the graph aot_autograd gives the backend: `x.to(dtype)`, `x.float()`...
     "_to_copy": ("to", "float", "half", "bfloat16"),
+    # prims' cast, in graphs with symbolic shapes: the same casts
+    "convert_element_type": ("to", "float", "half", "bfloat16"),
 }
 
 

@@ -8,8 +8,9 @@
 What happens to each graph dynamo captures:
 1. aot_autograd turns it into an ATen graph (parameters become inputs; inference, or the forward
    of training with the backward left to PyTorch), decomposing the few ops `decompositions.py` names;
-2. `graph_cleanup.py` drops what adds nothing (a `cat`'s empty pieces); `partition.py` splits it by `support.py`'s op table: pointwise ops, reductions, norms and
-   softmax form fusec regions; matmuls, attention and anything unlisted run in PyTorch;
+2. `graph_cleanup.py` drops what adds nothing (a `cat`'s empty pieces); `partition.py` splits it
+   by `support.py`'s op table: pointwise ops, reductions, norms and softmax form fusec regions;
+   matmuls, attention and anything unlisted run in PyTorch;
 3. each region is compiled by `fusec.compile` for its tensors' device (`target="cpu"` for CPU
    tensors, the GPU's architecture for CUDA tensors), through the compile cache (`fusec.cache`),
    and its submodule is replaced by the compiled kernels; a region fusec fails on stays in PyTorch,

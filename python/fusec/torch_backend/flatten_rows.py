@@ -42,7 +42,8 @@ _DIM_ARGS = {
 # flat rows compute the same; anything not here and not in _DIM_ARGS keeps the region in PyTorch.
 _ROWWISE = {"abs", "add", "clamp", "clamp_min", "clamp_max", "div", "eq", "erf", "exp", "ge", "gelu", "gt", "le",
             "log", "lt", "maximum", "minimum", "mul", "ne", "neg", "pow", "reciprocal", "relu", "rsqrt", "sigmoid",
-            "silu", "sqrt", "sub", "tanh", "where", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
+            "silu", "sqrt", "sub", "tanh", "true_divide", "where", "bitwise_and", "bitwise_or", "bitwise_xor",
+            "bitwise_not",
             "floor_divide", "remainder", "cos", "sin", "_to_copy", "clone", "convert_element_type", "embedding",
             "native_layer_norm", "layer_norm", "rms_norm", "_fused_rms_norm", "getitem",
             "full_like", "zeros_like", "ones_like"}

@@ -190,8 +190,9 @@ def compile_region(name: str, gm: torch.fx.GraphModule, options: dict, cache, me
         if result.target == "cuda":
             opts = _cuda_options(device, opts)
         flat = flatten_region(gm)  # a symbolic batch x sequence: compiled as one row count
-        result.compiled, result.status = _lookup_or_compile(flat.gm if flat else gm, _flat_signature(sig, flat)
-                                                            if flat else sig, opts, ops, cache, memory, device, compiler)
+        region, region_sig = (flat.gm, _flat_signature(sig, flat)) if flat else (gm, sig)
+        result.compiled, result.status = _lookup_or_compile(region, region_sig, opts, ops, cache, memory, device,
+                                                            compiler)
         result.kernels = list(result.compiled.manifest["kernels"])
         if not any(step["op"] == "launch" for step in result.compiled.manifest["steps"]):
             result.status, result.compiled, result.kernels, result.reason = "pytorch", None, [], NO_KERNEL

@@ -30,6 +30,8 @@ from .support import VIEWS, FusecOperatorSupport, graph_rows, is_compute, op_nam
 
 # Views of their input's storage: taken again outside a region where a reader outside needs them.
 _ALIASING = VIEWS | {"slice", "select", "narrow"}
+# Ops that PyTorch runs as views (no copy), when no region takes them.
+_VIEWS_IN_PYTORCH = _ALIASING | {"split", "split_with_sizes", "chunk", "unbind"}
 
 __all__ = ["PER_SHAPE_PREFIX", "REGION_PREFIX", "SIZE_ARITHMETIC", "Partition", "partition_graph", "replace_region"]
 
@@ -67,7 +69,7 @@ def _why_left_out(node, rows: tuple) -> str:
     if getattr(node.target, "__module__", None) in ("_operator", "operator") or \
             name in ("aten.sym_size", "aten.sym_stride", "aten.sym_numel", "aten.sym_storage_offset"):
         return SIZE_ARITHMETIC
-    if name.startswith("aten.") and name[len("aten."):] in VIEWS:
+    if name.startswith("aten.") and name[len("aten."):] in _VIEWS_IN_PYTORCH:
         return _VIEW_LEFT_OUT  # a view is free in PyTorch, symbolic sizes or not
     return why_pytorch(node, rows) or _VIEW_LEFT_OUT
 

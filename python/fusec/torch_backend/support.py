@@ -20,14 +20,14 @@ import collections
 import torch
 from torch.fx.passes.operator_support import OperatorSupportBase
 
-__all__ = ["COMPUTE", "FACTORIES", "LAYOUT", "PYTORCH", "VIEWS", "FusecOperatorSupport", "graph_rows", "is_compute", "op_name",
-           "why_pytorch"]
+__all__ = ["COMPUTE", "FACTORIES", "LAYOUT", "PYTORCH", "VIEWS", "FusecOperatorSupport", "graph_rows", "is_compute",
+           "op_name", "why_pytorch"]
 
 # Kept to what fusec's tests and fuzzer cover: an op fusec then fails on sends its whole region back
 # to PyTorch, so listing an op here is a promise, not a guess.
 _POINTWISE = ["abs", "add", "clamp", "clamp_min", "clamp_max", "div", "eq", "erf", "exp", "ge", "gelu", "gt",
               "le", "log", "lt", "maximum", "minimum", "mul", "ne", "neg", "pow", "reciprocal", "relu",
-              "rsqrt", "sigmoid", "silu", "sqrt", "sub", "tanh", "where",
+              "rsqrt", "sigmoid", "silu", "sqrt", "sub", "tanh", "true_divide", "where",
               # integer and comparison arithmetic, T5's position buckets (test/CPU/integer-ops.py)
               "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "floor_divide", "remainder", "cos", "sin"]
 _REDUCTIONS = ["sum", "mean", "amax", "amin", "var", "var_mean"]
