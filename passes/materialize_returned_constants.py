@@ -5,9 +5,11 @@ position bias when the layer has none: `torch.zeros(...)`; Mixtral's expert mask
 arrives as `return %cst` of an `arith.constant dense<...>`. Bufferized, the constant is a global
 the host copies into the output (`memref.get_global`), which the launch manifest cannot express:
 the region was refused ("host op 'memref.get_global'"). The returned value is now a linalg.generic
-that copies the constant into a new tensor, an elementwise op like any other: a constant of one value
-is then read as its scalar (--fusec-fold-splat-constants), so the kernel writes it; a constant of
-several values is read inside the kernel (--fusec-sink-constant-globals).
+that writes the constant into a new tensor, an elementwise op like any other: a constant of one value
+is copied, and that copy is then read as its scalar (--fusec-fold-splat-constants), so the kernel
+writes it; a constant of several values is read element by element in the body (`tensor.extract` at
+the loop's indices, as a gather reads its table), inside the kernel (--fusec-sink-constant-globals).
+(Not an identity copy: canonicalization would fold it back into the constant.)
 
 Before:
     %cst = arith.constant dense<0.0> : tensor<4x8xf32>
@@ -21,6 +23,7 @@ After:
       linalg.yield %in : f32
     } -> tensor<4x8xf32>
     return %1, %2 : tensor<4x8xf32>, tensor<4x8xf32>
+(a constant of several values: `outs(%e)` only, the body `tensor.extract %cst[linalg.index 0, ...]`)
 """
 
 from __future__ import annotations
@@ -32,21 +35,32 @@ FLAG = "fusec-materialize-returned-constants"
 SUMMARY = "Return a constant tensor through an elementwise copy (a kernel), not a host global"
 
 
+def _splat(value) -> bool:
+    attr = value.owner.attributes["value"]
+    return isinstance(attr, ir.DenseElementsAttr) and ir.DenseElementsAttr(attr).is_splat
+
+
 def _copy(value) -> ir.Value:
-    """A linalg.generic, just before the return, that copies `value` (a static tensor) into a new one."""
+    """A linalg.generic, just before the return, that writes `value` (a static constant tensor) into a
+    new one: an identity copy for a splat, else an element read at the loop's indices."""
     type_ = ir.RankedTensorType(value.type)
     rank = type_.rank
-    identity = ir.AffineMap.get_identity(rank)
+    identity = ir.AffineMapAttr.get(ir.AffineMap.get_identity(rank))
+    splat = _splat(value)
     empty = tensor.EmptyOp(type_.shape, type_.element_type)
     op = ir.Operation.create(
-        "linalg.generic", results=[type_], operands=[value, empty.result],
-        attributes={"indexing_maps": ir.ArrayAttr.get([ir.AffineMapAttr.get(identity)] * 2),
+        "linalg.generic", results=[type_], operands=[value, empty.result] if splat else [empty.result],
+        attributes={"indexing_maps": ir.ArrayAttr.get([identity] * (2 if splat else 1)),
                     "iterator_types": ir.ArrayAttr.get([ir.Attribute.parse("#linalg.iterator_type<parallel>")] * rank),
-                    "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 1])},
+                    "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 1] if splat else [0, 1])},
         regions=1)
-    block = op.regions[0].blocks.append(type_.element_type, type_.element_type)
+    block = op.regions[0].blocks.append(*[type_.element_type] * (2 if splat else 1))
     with ir.InsertionPoint(block):
-        linalg.YieldOp([block.arguments[0]])
+        if splat:
+            linalg.YieldOp([block.arguments[0]])
+        else:
+            indices = [linalg.IndexOp(i).result for i in range(rank)]
+            linalg.YieldOp([tensor.ExtractOp(value, indices).result])
     return op.result
 
 

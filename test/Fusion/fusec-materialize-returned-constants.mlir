@@ -1,5 +1,5 @@
 // RUN: fusec-opt %s --split-input-file --fusec-materialize-returned-constants | FileCheck %s
-// RUN: fusec-opt %s --split-input-file --fusec-materialize-returned-constants --fusec-fold-splat-constants | FileCheck %s --check-prefix=SPLAT
+// RUN: fusec-opt %s --split-input-file --fusec-materialize-returned-constants --fusec-fold-splat-constants --canonicalize --cse | FileCheck %s --check-prefix=SPLAT
 
 // `return x * 2, torch.zeros(4, 8)`: the returned constant is copied by an elementwise generic, which
 // fold-splat-constants then reads as its scalar: a kernel writes the zeros (before, the host had to
@@ -23,11 +23,20 @@ func.func @zeros(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
 
 // -----
 
-// A constant of several values: copied too (the kernel reads the constant: sink-constant-globals).
+// A constant of several values: each element read at the loop's index (an identity copy would be
+// folded back into the constant by canonicalize); the kernel reads the constant (sink-constant-globals).
 // CHECK-LABEL: func.func @values
 // CHECK:         %[[CST:.*]] = arith.constant dense<[1.000000e+00, 2.000000e+00, 3.000000e+00]> : tensor<3xf32>
-// CHECK:         %[[COPY:.*]] = linalg.generic {{.*}} ins(%[[CST]] : tensor<3xf32>)
+// CHECK:         %[[COPY:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<3xf32>)
+// CHECK-NEXT:    ^bb0(%{{.*}}: f32):
+// CHECK-NEXT:      %[[I:.*]] = linalg.index 0 : index
+// CHECK-NEXT:      %[[V:.*]] = tensor.extract %[[CST]][%[[I]]] : tensor<3xf32>
+// CHECK-NEXT:      linalg.yield %[[V]] : f32
 // CHECK:         return %[[COPY]] : tensor<3xf32>
+// SPLAT-LABEL: func.func @values
+// SPLAT:         linalg.generic
+// SPLAT:           tensor.extract
+// SPLAT:         return %{{.*}} : tensor<3xf32>
 func.func @values() -> tensor<3xf32> {
   %cst = arith.constant dense<[1.0, 2.0, 3.0]> : tensor<3xf32>
   return %cst : tensor<3xf32>

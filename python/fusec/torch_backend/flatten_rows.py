@@ -32,8 +32,8 @@ __all__ = ["FlatRegion", "flatten_region", "prefix_of"]
 _DIM_ARGS = {
     **{op: [(1, "dim", "in")] for op in ["sum", "mean", "amax", "amin", "var", "var_mean", "_softmax",
                                           "_log_softmax", "softmax", "log_softmax", "_safe_softmax", "select",
-                                          "slice", "narrow", "unbind", "gather", "index_select", "flip",
-                                          "squeeze"]},
+                                          "slice", "narrow", "unbind", "gather", "index_select", "squeeze"]},
+    "flip": [(1, "dims", "in")],
     **{op: [(2, "dim", "in")] for op in ["split", "split_with_sizes", "chunk", "take_along_dim"]},
     "cat": [(1, "dim", "in")], "stack": [(1, "dim", "out")], "unsqueeze": [(1, "dim", "out")],
     "transpose": [(1, "dim0", "in"), (2, "dim1", "in")], "roll": [(2, "dims", "in")],

@@ -32,6 +32,8 @@ def drop_empty_cat_pieces(gm: torch.fx.GraphModule) -> int:
         kept = [p for p in pieces if not _is_empty(p)]
         if len(kept) == len(pieces) or not kept or _is_empty(node):
             continue
+        if any(_val(p) is None or _val(p).dtype != _val(node).dtype for p in kept):
+            continue  # an empty piece of a wider dtype promotes the result (cat([tensor([]), bf16]) is f32)
         dropped += [p for p in pieces if _is_empty(p)]
         if len(kept) > 1:
             node.args = (kept, *node.args[1:])

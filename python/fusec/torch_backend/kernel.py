@@ -236,6 +236,8 @@ def per_shape_region(name: str, gm: torch.fx.GraphModule, options: dict, cache, 
     def compile_shape(args):
         sig = [(list(a.shape), str(a.dtype).removeprefix("torch."), a.device) for a in args]
         compiled, _ = _lookup_or_compile(gm, sig, opts, ops, cache, memory, device, compiler)
+        if not any(step["op"] == "launch" for step in compiled.manifest["steps"]):
+            raise FusecError(NO_KERNEL)
         return restrided(compiled.__call__, gm, layouts, [a.dtype for a in args])
 
     region = PerShapeRegion(name, gm, compile_shape)

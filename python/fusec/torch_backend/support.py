@@ -115,7 +115,10 @@ def graph_rows(gm: torch.fx.GraphModule) -> tuple:
     those leading dims and static ones, so that it can be flattened into rows (flatten_rows.py)."""
     counts = collections.Counter(_prefix(t) for n in gm.graph.nodes for v in [n.meta.get("val")]
                                  for t in (v if isinstance(v, (tuple, list)) else (v,)) if isinstance(t, torch.Tensor))
-    wide = [(count, prefix) for prefix, count in counts.items() if len(prefix) >= 2]
+    symbols = {str(d) for n in gm.graph.nodes for v in [n.meta.get("val")]
+               for t in (v if isinstance(v, (tuple, list)) else (v,)) if isinstance(t, torch.Tensor)
+               for d in t.shape if not isinstance(d, int)}
+    wide = [(count, prefix) for prefix, count in counts.items() if len(prefix) >= 2 and set(prefix) <= symbols]
     return max(wide)[1] if wide else ()
 
 

@@ -158,10 +158,12 @@ def _logits(out) -> torch.Tensor:
     return out if isinstance(out, torch.Tensor) else out["logits"]
 
 
+def _cast_inputs(inputs: dict, dtype, device) -> dict:
+    return {k: v.to(device=device, dtype=dtype if v.is_floating_point() else v.dtype) for k, v in inputs.items()}
+
+
 def _cast(model, inputs: dict, dtype, device):
-    model = copy.deepcopy(model).to(device=device, dtype=dtype)
-    inputs = {k: v.to(device=device, dtype=dtype if v.is_floating_point() else v.dtype) for k, v in inputs.items()}
-    return model, inputs
+    return copy.deepcopy(model).to(device=device, dtype=dtype), _cast_inputs(inputs, dtype, device)
 
 
 def _inference(model, inputs, compiled=None) -> dict:
@@ -239,7 +241,7 @@ def _check(mode: str, run, model, inputs, dtype, reference_dtype, device, option
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             for each, label in zip(shapes, labels):
-                got.update(_labelled(run(compiled_model, _cast(model, each, dtype, device)[1], compiled), label))
+                got.update(_labelled(run(compiled_model, _cast_inputs(each, dtype, device), compiled), label))
         judge(check, got, want, eager, multiple)
         crashes = [str(w.message) for w in caught if str(w.message).startswith("fusec:")
                    and ("crashed" in str(w.message) or "signal" in str(w.message))]
