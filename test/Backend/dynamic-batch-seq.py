@@ -90,7 +90,7 @@ class Rotary(torch.nn.Module):
 # CHECK-LABEL: TEST: per_shape_rotary
 # CHECK-NEXT:  match eager at (2, 4, 8) (3, 4, 5) (2, 4, 8): True
 # CHECK-NEXT:  per-shape regions: 1, shapes compiled: [2], failures: []
-# CHECK-NEXT:  fusec   fusec_shape_region_0  cpu  {{.*}}neg, {{.*}}cat, mul, mul, add -> kernels per shape [compiled per input shape, at its calls]
+# CHECK-NEXT:  fusec   fusec_shape_region_0  cpu  {{.*}}neg, {{.*}}cat, mul, mul, add -> main_kernel_0 [compiled per input shape, at its calls]
 @run
 def per_shape_rotary():
     tb.reports.clear()

@@ -238,6 +238,8 @@ def per_shape_region(name: str, gm: torch.fx.GraphModule, options: dict, cache, 
         compiled, _ = _lookup_or_compile(gm, sig, opts, ops, cache, memory, device, compiler)
         if not any(step["op"] == "launch" for step in compiled.manifest["steps"]):
             raise FusecError(NO_KERNEL)
+        if not result.kernels:  # the report, read after the calls, names the first shape's kernels
+            result.kernels = list(compiled.manifest["kernels"])
         return restrided(compiled.__call__, gm, layouts, [a.dtype for a in args])
 
     region = PerShapeRegion(name, gm, compile_shape)

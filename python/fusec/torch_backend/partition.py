@@ -26,7 +26,7 @@ import torch
 from torch.fx.node import _get_qualified_name
 from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 
-from .support import VIEWS, FusecOperatorSupport, graph_rows, is_compute, op_name, why_pytorch
+from .support import VIEWS, FusecOperatorSupport, graph_rows, has_inner_symbols, is_compute, op_name, why_pytorch
 
 # Views of their input's storage: taken again outside a region where a reader outside needs them.
 _ALIASING = VIEWS | {"slice", "select", "narrow"}
@@ -91,11 +91,11 @@ def _regions(gm: torch.fx.GraphModule, support) -> tuple:
 
 
 def partition_graph(gm: torch.fx.GraphModule) -> Partition:
-    """Partition `gm` (mutated: regions become submodules) by the support table. In a graph over
-    symbolic batch x sequence (`dynamic=True`), a second partition of what is left takes the ops whose
-    symbolic dims cannot be flattened into rows (rotary embeddings' [batch, heads, seq, dim]) into
-    regions compiled per input shape (`PER_SHAPE_PREFIX`)."""
-    rows = graph_rows(gm)
+    """Partition `gm` (mutated: regions become submodules) by the support table. In a graph with
+    symbolic dims past dim 0 (`dynamic=True`), a second partition of what is left takes the ops whose
+    symbolic dims cannot be flattened into rows (rotary embeddings' [batch, heads, seq, dim], images'
+    [batch, channels, height, width]) into regions compiled per input shape (`PER_SHAPE_PREFIX`)."""
+    rows, inner = graph_rows(gm), has_inner_symbols(gm)
     calls = [n for n in gm.graph.nodes if n.op == "call_function"]
     n_ops = len(_ops(calls))
     partitioner, kept, order = _regions(gm, FusecOperatorSupport(rows))
@@ -105,7 +105,7 @@ def partition_graph(gm: torch.fx.GraphModule) -> Partition:
     regions = {f"{REGION_PREFIX}{i}": _ops(sorted(p.nodes, key=order.get)) for i, p in enumerate(kept)}
     fused = partitioner.fuse_partitions(kept, prefix=REGION_PREFIX) if kept else gm
     per_shape = []
-    if rows:  # the regions above are call_module nodes now: the second partition leaves them be
+    if inner:  # the regions above are call_module nodes now: the second partition leaves them be
         partitioner, more, order = _regions(fused, FusecOperatorSupport(rows, per_shape=True))
         in_region |= {n.name for p in more for n in p.nodes}
         for p in more:

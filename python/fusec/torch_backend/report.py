@@ -69,7 +69,7 @@ class Report:
                 status = _STATUS[r.status].format(s=r.seconds)
                 symbols = r.compiled.manifest.get("symbols", []) if r.compiled is not None else []
                 dynamic = "".join(f", {s} dynamic" for s in symbols)
-                kernels = ", ".join(r.kernels) or "kernels per shape"
+                kernels = ", ".join(r.kernels) or "kernels at its first call"
                 rows.append(f"  fusec   {r.name}  {r.target}  {ops} -> {kernels}{dynamic} [{status}]")
         width = max((len(_count(op, n)) for (op, _), n in self.pytorch_ops.items()), default=0)
         for (op, why), n in sorted(self.pytorch_ops.items()):

@@ -20,8 +20,8 @@ import collections
 import torch
 from torch.fx.passes.operator_support import OperatorSupportBase
 
-__all__ = ["COMPUTE", "FACTORIES", "LAYOUT", "PYTORCH", "VIEWS", "FusecOperatorSupport", "graph_rows", "is_compute",
-           "op_name", "why_pytorch"]
+__all__ = ["COMPUTE", "FACTORIES", "LAYOUT", "PYTORCH", "VIEWS", "FusecOperatorSupport", "graph_rows",
+           "has_inner_symbols", "is_compute", "op_name", "why_pytorch"]
 
 # Kept to what fusec's tests and fuzzer cover: an op fusec then fails on sends its whole region back
 # to PyTorch, so listing an op here is a promise, not a guess.
@@ -98,6 +98,11 @@ def _base(node: torch.fx.Node) -> str | None:
     return name[len("aten."):] if name.startswith("aten.") else None
 
 
+# A size (or a number computed from sizes: batch norm's n / (n - 1)) only known at each call: a region
+# takes tensors only, so an op that reads one stays in PyTorch.
+_SYMBOLIC_SCALARS = (torch.SymInt, torch.SymFloat, torch.SymBool)
+
+
 def _leading_symbols(shape) -> bool:
     """Every symbolic dim of `shape` comes before every static one (`[batch, seq, 64]`)."""
     static = [isinstance(d, int) for d in shape]
@@ -107,6 +112,13 @@ def _leading_symbols(shape) -> bool:
 def _prefix(t: torch.Tensor) -> tuple:
     symbolic = [i for i, d in enumerate(t.shape) if not isinstance(d, int)]
     return tuple(str(d) for d in t.shape[: symbolic[-1] + 1]) if symbolic else ()
+
+
+def has_inner_symbols(gm: torch.fx.GraphModule) -> bool:
+    """Some tensor of the graph has a symbolic dim past dim 0 (`dynamic=True`, not a batch alone)."""
+    return any(not isinstance(d, int) for n in gm.graph.nodes for v in [n.meta.get("val")]
+               for t in (v if isinstance(v, (tuple, list)) else (v,)) if isinstance(t, torch.Tensor)
+               for d in t.shape[1:])
 
 
 def graph_rows(gm: torch.fx.GraphModule) -> tuple:
@@ -130,7 +142,7 @@ def _shapes_supported(node: torch.fx.Node, rows: tuple = ()) -> bool:
     to the op."""
     vals = [node.meta.get("val")] + [a.meta.get("val") for a in node.all_input_nodes]
     for val in vals:
-        if isinstance(val, torch.SymInt):
+        if isinstance(val, _SYMBOLIC_SCALARS):
             return False
         for t in (val if isinstance(val, (tuple, list)) else (val,)):
             if isinstance(t, torch.Tensor) and not _leading_symbols(t.shape):
@@ -158,7 +170,7 @@ def why_pytorch(node: torch.fx.Node, rows: tuple = (), per_shape: bool = False) 
         return "not in fusec's op table (python/fusec/torch_backend/support.py)"
     if per_shape:
         vals = [node.meta.get("val")] + [a.meta.get("val") for a in node.all_input_nodes]
-        return "a symbolic size passed to the op" if any(isinstance(v, torch.SymInt) for v in vals) else None
+        return "a symbolic size passed to the op" if any(isinstance(v, _SYMBOLIC_SCALARS) for v in vals) else None
     if not _shapes_supported(node, rows):
         return ("dynamic shape: fusec compiles static shapes and symbolic leading dims (rows) only"
                 + (f", here ({', '.join(rows)})" if rows else ""))
