@@ -78,8 +78,10 @@ def _ops(nodes) -> list[str]:
     return [op_name(n) for n in nodes if n.op == "call_function" and op_name(n) != "getitem"]
 
 
-def _regions(gm: torch.fx.GraphModule, support) -> tuple:
-    """(the partitioner, its partitions worth a kernel in graph order) for `support`."""
+def _take(gm: torch.fx.GraphModule, support, prefix: str) -> tuple:
+    """Partition `gm` by `support` and fuse the partitions worth a kernel into submodules `prefix`N:
+    (the graph, {submodule: its ATen ops}, the names of the nodes taken: fusing may make the graph's
+    nodes anew, names stay)."""
     partitioner = CapabilityBasedPartitioner(gm, support, allows_single_node_partition=True,
                                              non_compute_ops=_view_qualified_names())
     parts = partitioner.propose_partitions()
@@ -87,38 +89,32 @@ def _regions(gm: torch.fx.GraphModule, support) -> tuple:
     order = {n: i for i, n in enumerate(gm.graph.nodes)}
     kept = sorted((p for p in parts if any(is_compute(n) for n in p.nodes)),
                   key=lambda p: min(order[n] for n in p.nodes))
-    return partitioner, kept, order
+    regions = {f"{prefix}{i}": _ops(sorted(p.nodes, key=order.get)) for i, p in enumerate(kept)}
+    taken = {n.name for p in kept for n in p.nodes}
+    for p in kept:
+        _views_outside(gm, p.nodes)
+    return (partitioner.fuse_partitions(kept, prefix=prefix) if kept else gm), regions, taken
 
 
 def partition_graph(gm: torch.fx.GraphModule) -> Partition:
     """Partition `gm` (mutated: regions become submodules) by the support table. In a graph with
     symbolic dims past dim 0 (`dynamic=True`), a second partition of what is left takes the ops whose
     symbolic dims cannot be flattened into rows (rotary embeddings' [batch, heads, seq, dim], images'
-    [batch, channels, height, width]) into regions compiled per input shape (`PER_SHAPE_PREFIX`)."""
+    [batch, channels, height, width]) into regions compiled per input shape (`PER_SHAPE_PREFIX`); the
+    first partition's regions are call_module nodes by then, which it leaves be."""
     rows, inner = graph_rows(gm), has_inner_symbols(gm)
-    calls = [n for n in gm.graph.nodes if n.op == "call_function"]
-    n_ops = len(_ops(calls))
-    partitioner, kept, order = _regions(gm, FusecOperatorSupport(rows))
-    in_region = {n.name for p in kept for n in p.nodes}  # by name: fusing may make the graph's nodes anew
-    for p in kept:  # after `calls`: the copies are not counted, their originals are
-        _views_outside(gm, p.nodes)
-    regions = {f"{REGION_PREFIX}{i}": _ops(sorted(p.nodes, key=order.get)) for i, p in enumerate(kept)}
-    fused = partitioner.fuse_partitions(kept, prefix=REGION_PREFIX) if kept else gm
-    per_shape = []
-    if inner:  # the regions above are call_module nodes now: the second partition leaves them be
-        partitioner, more, order = _regions(fused, FusecOperatorSupport(rows, per_shape=True))
-        in_region |= {n.name for p in more for n in p.nodes}
-        for p in more:
-            _views_outside(fused, p.nodes)
-        per_shape = [f"{PER_SHAPE_PREFIX}{i}" for i in range(len(more))]
-        regions.update({name: _ops(sorted(p.nodes, key=order.get)) for name, p in zip(per_shape, more)})
-        fused = partitioner.fuse_partitions(more, prefix=PER_SHAPE_PREFIX) if more else fused
+    calls = [n for n in gm.graph.nodes if n.op == "call_function"]  # before: copies of views are not counted
+    fused, regions, taken = _take(gm, FusecOperatorSupport(rows), REGION_PREFIX)
+    per_shape = {}
+    if inner:
+        fused, per_shape, more = _take(fused, FusecOperatorSupport(rows, per_shape=True), PER_SHAPE_PREFIX)
+        taken |= more
     pytorch_ops = collections.Counter()
     for node in calls:
-        if node.name in in_region or op_name(node) == "getitem":
+        if node.name in taken or op_name(node) == "getitem":
             continue
         pytorch_ops[(op_name(node), _why_left_out(node, rows))] += 1
-    return Partition(fused, regions, pytorch_ops, n_ops, set(per_shape))
+    return Partition(fused, {**regions, **per_shape}, pytorch_ops, len(_ops(calls)), set(per_shape))
 
 
 def _is_aliasing_view(node) -> bool:
