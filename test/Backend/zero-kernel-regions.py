@@ -20,7 +20,8 @@ def check(fn, *args):
     want = fn(*args)
     got = torch.compile(fn, backend="fusec")(*args)
     report = tb.reports[-1]
-    print("matches eager:", torch.equal(got, want), "strides:", got.stride() == want.stride())
+    # within 1e-6: the cpu target's exp (libm) and eager's (vectorized) can differ in the last bit
+    print("matches eager:", torch.allclose(got, want, rtol=1e-6, atol=0.0), "strides:", got.stride() == want.stride())
     print(report.summary())
     for r in report.regions:
         print(f"{r.name}: {r.status}, kernels {r.kernels}: {r.reason}")

@@ -1,5 +1,5 @@
-"""A model that returns a constant tensor of several values (line 8): the host would have to copy
-it out of a global. Constants the kernels read compile (fusec-sink-constant-globals)."""
+"""A model that returns a constant tensor of several values (line 8): written by a kernel of its own
+(fusec-materialize-returned-constants), not copied by the host out of a global."""
 
 import torch
 
