@@ -23,9 +23,9 @@ import dataclasses
 import torch
 
 from ..diagnostics import FusecError
-from .support import op_name
+from .support import op_name, prefix_of, tensors_of
 
-__all__ = ["FlatRegion", "flatten_region", "prefix_of"]
+__all__ = ["FlatRegion", "flatten_region"]
 
 # Ops and where their dim arguments are: (position, keyword, whose rank: "in" the first input's,
 # "out" the result's). A missing dim argument means dim 0 or every dim: not flattenable.
@@ -47,19 +47,6 @@ _ROWWISE = {"abs", "add", "clamp", "clamp_min", "clamp_max", "div", "eq", "erf",
             "floor_divide", "remainder", "cos", "sin", "_to_copy", "clone", "convert_element_type", "embedding",
             "native_layer_norm", "layer_norm", "rms_norm", "_fused_rms_norm", "getitem",
             "full_like", "zeros_like", "ones_like"}
-
-
-def prefix_of(val) -> tuple | None:
-    """The leading dims of a traced tensor up to its last symbolic one, as text (('s0', 's1')), or
-    None when it has no symbolic dim."""
-    if not isinstance(val, torch.Tensor):
-        return None
-    symbolic = [i for i, d in enumerate(val.shape) if not isinstance(d, int)]
-    return tuple(str(d) for d in val.shape[: symbolic[-1] + 1]) if symbolic else None
-
-
-def _tensors(val) -> list:
-    return [t for t in (val if isinstance(val, (tuple, list)) else (val,)) if isinstance(t, torch.Tensor)]
 
 
 @dataclasses.dataclass
@@ -91,8 +78,8 @@ def _check_values(node, prefix) -> None:
     """Each tensor the node reads or makes has the region's prefix, or is static and no wider than
     what follows the prefix in the node's prefixed tensors (so it broadcasts along those)."""
     vals = [t for v in [node.meta.get("val")] + [a.meta.get("val") for a in node.all_input_nodes]
-            for t in _tensors(v)]
-    prefixed = [t for t in vals if prefix_of(t) is not None]
+            for t in tensors_of(v)]
+    prefixed = [t for t in vals if prefix_of(t)]
     for t in prefixed:
         if prefix_of(t) != prefix:
             raise FusecError(f"{op_name(node)} has a tensor of shape {tuple(t.shape)}: its symbolic dims are not "
@@ -101,7 +88,7 @@ def _check_values(node, prefix) -> None:
     if op_name(node) == "aten.embedding":  # the table is static, its rows are gathered by the indices
         return
     for t in vals:
-        if prefix_of(t) is None and width is not None and t.dim() > width:
+        if not prefix_of(t) and width is not None and t.dim() > width:
             raise FusecError(f"{op_name(node)} broadcasts a static {tuple(t.shape)} over the symbolic dims")
 
 
@@ -114,10 +101,10 @@ def _moved(dim, rank: int, k: int, node) -> int:
 
 def _rewrite_dims(node, k: int) -> None:
     base = op_name(node).rpartition(".")[2]
-    ins = _tensors(node.args[0].meta.get("val")) if node.args and isinstance(node.args[0], torch.fx.Node) else []
+    ins = tensors_of(node.args[0].meta.get("val")) if node.args and isinstance(node.args[0], torch.fx.Node) else []
     if base == "cat" and isinstance(node.args[0], (list, tuple)):
-        ins = _tensors(node.args[0][0].meta.get("val"))
-    outs = _tensors(node.meta.get("val"))
+        ins = tensors_of(node.args[0][0].meta.get("val"))
+    outs = tensors_of(node.meta.get("val"))
     rank = {"in": ins[0].dim() if ins else None, "out": outs[0].dim() if outs else None}
     if base == "permute":
         order = list(node.args[1])
@@ -144,7 +131,7 @@ def _rewrite_dims(node, k: int) -> None:
 def flatten_region(gm: torch.fx.GraphModule) -> FlatRegion | None:
     """The region rewritten for flat rows, or None when it has no symbolic dim past dim 0 (it needs no
     rewrite); a FusecError says why a region with one cannot be flattened."""
-    prefixes = {p for n in gm.graph.nodes for t in _tensors(n.meta.get("val")) if (p := prefix_of(t))}
+    prefixes = {p for n in gm.graph.nodes for t in tensors_of(n.meta.get("val")) if (p := prefix_of(t))}
     if not prefixes or max(map(len, prefixes)) < 2:
         return None
     prefix = max(prefixes, key=len)
@@ -155,7 +142,7 @@ def flatten_region(gm: torch.fx.GraphModule) -> FlatRegion | None:
             continue
         base = op_name(node).rpartition(".")[2]
         _check_values(node, prefix)
-        if not any(prefix_of(t) for t in _tensors(node.meta.get("val"))) and \
+        if not any(prefix_of(t) for t in tensors_of(node.meta.get("val"))) and \
                 not any(prefix_of(a.meta.get("val")) for a in node.all_input_nodes):
             continue  # static work (on a weight): unchanged
         if base in _DIM_ARGS or base == "permute":
@@ -167,5 +154,5 @@ def flatten_region(gm: torch.fx.GraphModule) -> FlatRegion | None:
     placeholders = gm.graph.find_nodes(op="placeholder")
     outputs = gm.graph.output_node().args[0]
     outputs = list(outputs) if isinstance(outputs, (tuple, list)) else [outputs]
-    flags = lambda nodes: [isinstance(n, torch.fx.Node) and prefix_of(n.meta.get("val")) is not None for n in nodes]
+    flags = lambda nodes: [isinstance(n, torch.fx.Node) and bool(prefix_of(n.meta.get("val"))) for n in nodes]
     return FlatRegion(gm, prefix, flags(placeholders), flags(outputs))

@@ -5,8 +5,9 @@ the fake tensors aot_autograd left in each placeholder's `meta["val"]`; fusec co
 shapes. Dim 0 may be symbolic (dynamo makes a batch that changes between calls symbolic): the
 region is then compiled once with dynamic rows (`dynamic_shapes`, one `Dim` per symbol, named rows0,
 rows1, ... by first appearance) and its kernels take the row count at each call. Symbolic leading
-dims (batch x sequence, `dynamic=True`) are flattened into one row count (`flatten_rows.py`). The compile itself
-is `fusec.compile` on the region, with zeros of those shapes (a symbol at its traced size) on the
+dims (batch x sequence, `dynamic=True`) are flattened into one row count (`flatten_rows.py`); a
+region of other symbolic dims is compiled per input shape at its calls (`per_shape_region`). The
+compile itself is `fusec.compile` on the region, with zeros of those shapes (a symbol at its traced size) on the
 CPU as example inputs: the kernels depend on shapes and dtypes, not on values or on where the
 example tensors live, so a CUDA region is traced without touching the GPU.
 """
@@ -179,7 +180,7 @@ def compile_region(name: str, gm: torch.fx.GraphModule, options: dict, cache, me
     `compiler` (compile_graph, or a compile worker's), and run it once (`run`; else call try_run).
     Never raises for the model's sake: a region fusec cannot take comes back with status 'pytorch'
     and the reason."""
-    ops = [op_name(n) for n in gm.graph.nodes if n.op == "call_function" and op_name(n) != "getitem"]
+    ops = _region_ops(gm)
     result = RegionResult(name, ops)
     start, flat = time.perf_counter(), None
     try:
@@ -194,7 +195,7 @@ def compile_region(name: str, gm: torch.fx.GraphModule, options: dict, cache, me
         result.compiled, result.status = _lookup_or_compile(region, region_sig, opts, ops, cache, memory, device,
                                                             compiler)
         result.kernels = list(result.compiled.manifest["kernels"])
-        if not any(step["op"] == "launch" for step in result.compiled.manifest["steps"]):
+        if not _launches(result.compiled):
             result.status, result.compiled, result.kernels, result.reason = "pytorch", None, [], NO_KERNEL
     except RegionCrashed as err:
         result.status, result.compiled = "pytorch", None
@@ -221,7 +222,7 @@ def compile_region(name: str, gm: torch.fx.GraphModule, options: dict, cache, me
 def per_shape_region(name: str, gm: torch.fx.GraphModule, options: dict, cache, memory: dict,
                      compiler=compile_graph) -> RegionResult:
     """Region `name` compiled per input shape at its calls (per_shape.py): nothing is compiled now."""
-    ops = [op_name(n) for n in gm.graph.nodes if n.op == "call_function" and op_name(n) != "getitem"]
+    ops = _region_ops(gm)
     result = RegionResult(name, ops, status="per-shape")
     try:
         layouts = output_layouts(gm)
@@ -236,7 +237,7 @@ def per_shape_region(name: str, gm: torch.fx.GraphModule, options: dict, cache, 
     def compile_shape(args):
         sig = [(list(a.shape), str(a.dtype).removeprefix("torch."), a.device) for a in args]
         compiled, _ = _lookup_or_compile(gm, sig, opts, ops, cache, memory, device, compiler)
-        if not any(step["op"] == "launch" for step in compiled.manifest["steps"]):
+        if not _launches(compiled):
             raise FusecError(NO_KERNEL)
         if not result.kernels:  # the report, read after the calls, names the first shape's kernels
             result.kernels = list(compiled.manifest["kernels"])
@@ -250,6 +251,14 @@ def per_shape_region(name: str, gm: torch.fx.GraphModule, options: dict, cache, 
     call.region = region
     result.call = call
     return result
+
+
+def _region_ops(gm: torch.fx.GraphModule) -> list[str]:
+    return [op_name(n) for n in gm.graph.nodes if n.op == "call_function" and op_name(n) != "getitem"]
+
+
+def _launches(compiled) -> bool:
+    return any(step["op"] == "launch" for step in compiled.manifest["steps"])
 
 
 def _lookup_or_compile(gm, sig, opts, ops, cache, memory, device, compiler):

@@ -21,7 +21,7 @@ import torch
 from torch.fx.passes.operator_support import OperatorSupportBase
 
 __all__ = ["COMPUTE", "FACTORIES", "LAYOUT", "PYTORCH", "VIEWS", "FusecOperatorSupport", "graph_rows",
-           "has_inner_symbols", "is_compute", "op_name", "why_pytorch"]
+           "has_inner_symbols", "is_compute", "op_name", "prefix_of", "tensors_of", "why_pytorch"]
 
 # Kept to what fusec's tests and fuzzer cover: an op fusec then fails on sends its whole region back
 # to PyTorch, so listing an op here is a promise, not a guess.
@@ -109,29 +109,43 @@ def _leading_symbols(shape) -> bool:
     return all(static[static.index(True):]) if True in static else True
 
 
-def _prefix(t: torch.Tensor) -> tuple:
-    symbolic = [i for i, d in enumerate(t.shape) if not isinstance(d, int)]
-    return tuple(str(d) for d in t.shape[: symbolic[-1] + 1]) if symbolic else ()
+def tensors_of(val) -> list:
+    """The tensors of a node's traced value (one tensor, or a tuple of results)."""
+    return [t for t in (val if isinstance(val, (tuple, list)) else (val,)) if isinstance(t, torch.Tensor)]
+
+
+def prefix_of(val) -> tuple:
+    """A traced tensor's leading dims up to its last symbolic one, as text (`('s0', 's1')`); () when
+    it has no symbolic dim (or is not a tensor)."""
+    if not isinstance(val, torch.Tensor):
+        return ()
+    symbolic = [i for i, d in enumerate(val.shape) if not isinstance(d, int)]
+    return tuple(str(d) for d in val.shape[: symbolic[-1] + 1]) if symbolic else ()
+
+
+def _graph_tensors(gm: torch.fx.GraphModule) -> list:
+    return [t for n in gm.graph.nodes for t in tensors_of(n.meta.get("val"))]
 
 
 def has_inner_symbols(gm: torch.fx.GraphModule) -> bool:
     """Some tensor of the graph has a symbolic dim past dim 0 (`dynamic=True`, not a batch alone)."""
-    return any(not isinstance(d, int) for n in gm.graph.nodes for v in [n.meta.get("val")]
-               for t in (v if isinstance(v, (tuple, list)) else (v,)) if isinstance(t, torch.Tensor)
-               for d in t.shape[1:])
+    return any(not isinstance(d, int) for t in _graph_tensors(gm) for d in t.shape[1:])
 
 
 def graph_rows(gm: torch.fx.GraphModule) -> tuple:
     """The symbolic leading dims most of the graph's tensors share when there are two or more of
     them (`('s0', 's1')`: batch x sequence), else (): with them, a region holds only tensors of
     those leading dims and static ones, so that it can be flattened into rows (flatten_rows.py)."""
-    counts = collections.Counter(_prefix(t) for n in gm.graph.nodes for v in [n.meta.get("val")]
-                                 for t in (v if isinstance(v, (tuple, list)) else (v,)) if isinstance(t, torch.Tensor))
-    symbols = {str(d) for n in gm.graph.nodes for v in [n.meta.get("val")]
-               for t in (v if isinstance(v, (tuple, list)) else (v,)) if isinstance(t, torch.Tensor)
-               for d in t.shape if not isinstance(d, int)}
+    tensors = _graph_tensors(gm)
+    counts = collections.Counter(prefix_of(t) for t in tensors)
+    symbols = {str(d) for t in tensors for d in t.shape if not isinstance(d, int)}
     wide = [(count, prefix) for prefix, count in counts.items() if len(prefix) >= 2 and set(prefix) <= symbols]
     return max(wide)[1] if wide else ()
+
+
+def _reads_symbolic_scalar(node: torch.fx.Node) -> bool:
+    vals = [node.meta.get("val")] + [a.meta.get("val") for a in node.all_input_nodes]
+    return any(isinstance(v, _SYMBOLIC_SCALARS) for v in vals)
 
 
 def _shapes_supported(node: torch.fx.Node, rows: tuple = ()) -> bool:
@@ -140,15 +154,11 @@ def _shapes_supported(node: torch.fx.Node, rows: tuple = ()) -> bool:
     `dynamic=True`, which a region flattens into one row count, flatten_rows.py); a symbolic size
     after a static dim of an input or result keeps the op in PyTorch, as does a symbolic size passed
     to the op."""
-    vals = [node.meta.get("val")] + [a.meta.get("val") for a in node.all_input_nodes]
-    for val in vals:
-        if isinstance(val, _SYMBOLIC_SCALARS):
+    if _reads_symbolic_scalar(node):
+        return False
+    for t in [t for v in [node, *node.all_input_nodes] for t in tensors_of(v.meta.get("val"))]:
+        if not _leading_symbols(t.shape) or (rows and prefix_of(t) not in ((), rows)):
             return False
-        for t in (val if isinstance(val, (tuple, list)) else (val,)):
-            if isinstance(t, torch.Tensor) and not _leading_symbols(t.shape):
-                return False
-            if rows and isinstance(t, torch.Tensor) and _prefix(t) not in ((), rows):
-                return False
     return True
 
 
@@ -169,8 +179,7 @@ def why_pytorch(node: torch.fx.Node, rows: tuple = (), per_shape: bool = False) 
     if base not in COMPUTE and base not in VIEWS and base not in LAYOUT and base not in FACTORIES:
         return "not in fusec's op table (python/fusec/torch_backend/support.py)"
     if per_shape:
-        vals = [node.meta.get("val")] + [a.meta.get("val") for a in node.all_input_nodes]
-        return "a symbolic size passed to the op" if any(isinstance(v, _SYMBOLIC_SCALARS) for v in vals) else None
+        return "a symbolic size passed to the op" if _reads_symbolic_scalar(node) else None
     if not _shapes_supported(node, rows):
         return ("dynamic shape: fusec compiles static shapes and symbolic leading dims (rows) only"
                 + (f", here ({', '.join(rows)})" if rows else ""))
