@@ -153,9 +153,14 @@ def _parser():
                     "  (none in the tuning table), named model_pattern/shape/dtype:\n" +
                     textwrap.fill(", ".join(w.name for w in REDUCTIONS) + ".", 96, initial_indent="  ",
                                   subsequent_indent="  ") + "\n"
+                    "models (--models): the model zoo end to end (bf16 inference, prefill and decode) against\n"
+                    "  eager, Inductor and Inductor reduce-overhead (fusec.bench_zoo).\n"
                     "Rules and how to read the table: bench/README.md.")
-    p.add_argument("--suite", choices=list(SUITES), default="core",
+    p.add_argument("--suite", choices=[*SUITES, "models"], default="core",
                    help="which suite: " + "; ".join(f"{k}, {v}" for k, v in SUITES.items()) + " (default: core)")
+    p.add_argument("--models", action="store_true", help="the model zoo end to end (same as --suite models)")
+    p.add_argument("--implementations", metavar="NAMES",
+                   help="--models only: which of eager, inductor, inductor-ro, fusec, fusec-graphs (default: all)")
     p.add_argument("--list", action="store_true", help="list the entries and their minimal bytes, run nothing")
     p.add_argument("--filter", metavar="REGEX",
                    help="only entries whose name (model/MxN/dtype; reductions: model_pattern/shape/dtype) "
@@ -200,6 +205,12 @@ def _shape(s: tuple) -> str:
 
 def cmd_bench(argv) -> int:
     args = _parser().parse_args(argv)
+    if args.models or args.suite == "models":
+        from .bench_zoo import cmd_bench_models
+
+        return cmd_bench_models(args, argv)
+    if args.implementations:
+        raise FusecError("--implementations is for the models suite (--models)")
     dtypes = [args.dtype] if args.dtype else list(DTYPES)
     if args.suite == "core":
         entries = suite_entries(args.shapes or LARGE_SHAPES + LATENCY_SHAPES, dtypes, args.filter)

@@ -69,8 +69,7 @@ def format_check(name: str, check) -> list[str]:
     if check.problem:
         numbers = check.problem
     else:
-        numbers = (f"error {check.error:.2g} <= tolerance {check.tolerance:.2g}" if check.passed else
-                   f"error {check.error:.2g} > tolerance {check.tolerance:.2g}") + \
+        numbers = f"{check.metric} {check.error:.2g} {'<=' if check.passed else '>'} tolerance {check.tolerance:.2g}" + \
             f" (eager {check.eager_error:.2g}; {check.worst})"
     c = check.counts
     kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(c.pytorch.items(), key=lambda kv: (-kv[1], kv[0])))

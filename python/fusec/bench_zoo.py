@@ -1,0 +1,209 @@
+"""`fusec bench --models`: the model zoo end to end on the GPU, fusec against eager and Inductor.
+
+Each entry is one zoo model (fusec.zoo.models, real widths, 2 layers or stages, random weights) in
+bfloat16 inference at one input shape: `prefill` (4 x 512 tokens; BERT and T5 8 x 256; 8 images of
+224 x 224) or `decode` (one forward of 1 x 1 token, no KV cache: the latency case, where the host
+decides). Every implementation runs in the same process, one after another, each compiled fresh
+(`torch._dynamo.reset()`) with `dynamic=False`:
+
+    eager         the model as it is
+    inductor      torch.compile(model)
+    inductor-ro   torch.compile(model, mode="reduce-overhead")   (Inductor with CUDA graphs)
+    fusec         torch.compile(model, backend="fusec")
+    fusec-graphs  torch.compile(model, backend="fusec", options={"cuda_graphs": True})
+
+What each row holds:
+- `us`: µs per forward, the median of `repeat` forwards, each started from an idle GPU
+  (synchronize, CUDA event, forward, CUDA event): what a caller waits for, host work included;
+- `host_us`: CPU µs to issue one forward (20 issued back to back, timed before the synchronize; where
+  the GPU is the slower, a full launch queue makes the host wait too, and this is an upper bound);
+- `gpu`: GPU µs per forward by kind of kernel, from torch.profiler over 5 forwards: `fusec` (fusec's
+  kernels), `triton` (Inductor's), `gemm` (cuBLAS, CUTLASS), `attention` (flash / memory-efficient
+  attention), `other` (PyTorch's own kernels: copies, elementwise, reductions), and `kernels`, the
+  launches per forward;
+- `error`: the output's RMS error against eager's, over max |eager|; the zoo (`fusec zoo`) is
+  where numerics are judged, this only shows that the timed model computed the same thing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import statistics
+import time
+import traceback
+
+import torch
+
+__all__ = ["IMPLEMENTATIONS", "ENTRIES", "Entry", "entries", "run_entry"]
+
+IMPLEMENTATIONS = ("eager", "inductor", "inductor-ro", "fusec", "fusec-graphs")
+
+
+@dataclasses.dataclass(frozen=True)
+class Entry:
+    model: str  # a zoo model
+    shape: str  # prefill | decode
+    tokens: tuple | None  # (batch, sequence) of a language model; None for images
+    images: int = 0  # batch of a vision model
+
+    @property
+    def name(self) -> str:
+        what = f"{self.tokens[0]}x{self.tokens[1]}" if self.tokens else f"{self.images}x3x224x224"
+        return f"{self.model}/{self.shape}/{what}"
+
+
+ENTRIES = [
+    Entry("llama", "prefill", (4, 512)), Entry("llama", "decode", (1, 1)),
+    Entry("gpt2", "prefill", (4, 512)), Entry("gpt2", "decode", (1, 1)),
+    Entry("mistral", "decode", (1, 1)), Entry("qwen2", "prefill", (4, 512)),
+    Entry("bert", "prefill", (8, 256)), Entry("t5", "prefill", (8, 256)),
+    Entry("vit", "prefill", None, 8), Entry("resnet-hf", "prefill", None, 8),
+    Entry("convnext-hf", "prefill", None, 8),
+]
+
+
+def entries(pattern: str | None) -> list[Entry]:
+    return [e for e in ENTRIES if pattern is None or re.search(pattern, e.name)]
+
+
+def _build(entry: Entry):
+    from .zoo import models
+    from .zoo.harness import randomize_constants
+
+    torch.manual_seed(0)
+    saved = models.TOKENS
+    models.TOKENS = entry.tokens
+    try:
+        model, inputs = models.MODELS[entry.model].build("real")
+    finally:
+        models.TOKENS = saved
+    randomize_constants(model)
+    if entry.images:
+        inputs = {k: torch.randn(entry.images, *v.shape[1:]) for k, v in inputs.items()}
+    model = model.to("cuda", torch.bfloat16).eval()
+    inputs = {k: v.to("cuda", torch.bfloat16 if v.is_floating_point() else v.dtype) for k, v in inputs.items()}
+    return model, inputs
+
+
+def _compiled(model, implementation: str):
+    torch._dynamo.reset()
+    if implementation == "eager":
+        return model
+    if implementation.startswith("inductor"):
+        mode = "reduce-overhead" if implementation == "inductor-ro" else None
+        return torch.compile(model, mode=mode, dynamic=False)
+    options = {"cuda_graphs": True} if implementation == "fusec-graphs" else {}
+    return torch.compile(model, backend="fusec", options=options, dynamic=False)
+
+
+def _logits(out) -> torch.Tensor:
+    if isinstance(out, torch.Tensor):
+        return out
+    return out["logits"] if "logits" in out else out[0]
+
+
+def latency_us(forward, repeat: int) -> float:
+    """Median µs of one forward from an idle GPU, host work included."""
+    events = []
+    for _ in range(repeat):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda.synchronize()
+        start.record()
+        forward()
+        end.record()
+        events.append((start, end))
+    torch.cuda.synchronize()
+    return statistics.median(s.elapsed_time(e) for s, e in events) * 1e3
+
+
+def host_us(forward, calls: int = 20) -> float:
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        forward()
+    t1 = time.perf_counter()
+    torch.cuda.synchronize()
+    return (t1 - t0) / calls * 1e6
+
+
+_KINDS = [("fusec", re.compile(r"^main_kernel")), ("triton", re.compile(r"^triton")),
+          ("attention", re.compile(r"flash|fmha|attention|attn", re.I)),
+          ("gemm", re.compile(r"gemm|cutlass|xmma|cublas|sm\d+_.*_tn|nvjet|matmul", re.I))]
+
+
+def kernel_kind(name: str) -> str:
+    """fusec | triton | attention | gemm | other, from a GPU kernel's name."""
+    for kind, pattern in _KINDS:
+        if pattern.search(name):
+            return kind
+    return "other"
+
+
+def gpu_breakdown(forward, calls: int = 5) -> dict:
+    """GPU µs per forward by kind of kernel (kernel_kind), and kernels per forward."""
+    from torch.autograd import DeviceType
+    from torch.profiler import ProfilerActivity, profile
+
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(calls):
+            forward()
+        torch.cuda.synchronize()
+    totals = {kind: 0.0 for kind, _ in _KINDS} | {"other": 0.0}
+    kernels = 0
+    for e in prof.events():
+        if e.device_type == DeviceType.CUDA:
+            totals[kernel_kind(e.name)] += e.device_time / calls
+            kernels += 1
+    return {**{k: round(v, 1) for k, v in totals.items()}, "kernels": kernels / calls}
+
+
+def _rms_error(got: torch.Tensor, want: torch.Tensor) -> float:
+    diff = (got.double() - want.double()).square().mean().sqrt().item()
+    return diff / max(want.double().abs().max().item(), 1e-30)
+
+
+def _reports() -> list:
+    import fusec.torch_backend as tb
+
+    return tb.reports
+
+
+def run_entry(entry: Entry, implementations=IMPLEMENTATIONS, repeat: int = 50, warmup: int = 5) -> list[dict]:
+    """One row per implementation of `entry` (a row whose implementation failed holds `error_text`)."""
+    rows = []
+    model, inputs = _build(entry)
+    with torch.no_grad():
+        want = _logits(model(**inputs)).float()
+        for implementation in implementations:
+            row = {"entry": entry.name, "model": entry.model, "shape": entry.shape, "implementation": implementation}
+            first = len(_reports())
+            try:
+                fn = _compiled(model, implementation)
+                t0 = time.perf_counter()
+                got = _logits(fn(**inputs)).float()
+                row["compile_s"] = round(time.perf_counter() - t0, 1)
+                row["error"] = _rms_error(got, want)
+                for _ in range(warmup):
+                    fn(**inputs)
+                forward = lambda: fn(**inputs)  # noqa: E731
+                row["us"] = round(latency_us(forward, repeat), 1)
+                row["host_us"] = round(host_us(forward), 1)
+                row["gpu"] = gpu_breakdown(forward)
+                if implementation.startswith("fusec"):
+                    row["fusec"] = _fusec_counts(_reports()[first:])
+            except Exception as err:  # noqa: BLE001 (a failure is a row of the table, not the end of the run)
+                row["error_text"] = f"{type(err).__name__}: {str(err).strip().splitlines()[0][:300] if str(err) else ''}"
+                row["traceback"] = traceback.format_exc(limit=4)
+            rows.append(row)
+    torch._dynamo.reset()
+    return rows
+
+
+def _fusec_counts(reports) -> dict:
+    """Regions that launch kernels, kernels, and the ATen ops left in PyTorch by kind, over `reports`."""
+    from .zoo.harness import count_reports
+
+    counts = count_reports(reports)
+    return {"regions": counts.regions, "kernels": counts.kernels, "ops": counts.ops, "in_pytorch": dict(counts.pytorch)}
