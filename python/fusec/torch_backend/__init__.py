@@ -8,7 +8,8 @@
 What happens to each graph dynamo captures:
 1. aot_autograd turns it into an ATen graph (parameters become inputs; inference, or the forward
    of training with the backward left to PyTorch), decomposing the few ops `decompositions.py` names;
-2. `graph_cleanup.py` drops what adds nothing (a `cat`'s empty pieces); `partition.py` splits it
+2. `graph_cleanup.py` drops what adds nothing (a `cat`'s empty pieces); `pad_matmuls.py` pads the
+   operands of a matmul cuBLAS would run on a slow fallback (odd sizes); `partition.py` splits it
    by `support.py`'s op table: pointwise ops, reductions, norms and softmax form fusec regions;
    matmuls, attention and anything unlisted run in PyTorch;
 3. each region is compiled by `fusec.compile` for its tensors' device (`target="cpu"` for CPU
@@ -24,7 +25,8 @@ What happens to each graph dynamo captures:
 4. optionally (`cuda_graphs`) the whole forward is replayed as one CUDA graph (one per input shape).
 
 Options (`torch.compile(..., options={...})`): `explain` (print the partition report; also
-FUSEC_EXPLAIN=1), `cuda_graphs` (False), `cache` (True: use the disk cache), `cache_dir`, and the
+FUSEC_EXPLAIN=1), `cuda_graphs` (False), `cache` (True: use the disk cache), `cache_dir`, `pad_matmuls`
+(True: matmuls whose sizes make cuBLAS fall back are padded where that is faster, `pad_matmuls.py`), and the
 fields of `fusec.CompileOptions` except `target` (arch, fusion, threads_per_block, ...).
 Environment: FUSEC_COMPILE_IN_PROCESS=1 (compile in this process, unisolated: for debugging),
 FUSEC_COMPILE_WORKERS=N (the worker pool's size).
@@ -46,7 +48,7 @@ from ..cache import CompileCache
 from ..diagnostics import FusecError
 from ..options import CompileOptions
 from .cudagraph import CudaGraphRunner, static_input_indices
-from . import graph_cleanup, kernel, workers
+from . import graph_cleanup, kernel, pad_matmuls, workers
 from .decompositions import decompositions
 from . import partition  # (its functions called through the module: tests replace them)
 from .report import Report, explain_enabled
@@ -54,7 +56,7 @@ from .support import op_name
 
 __all__ = ["BACKEND_OPTIONS", "fusec_backend", "reports", "stats"]
 
-BACKEND_OPTIONS = {"explain": None, "cuda_graphs": False, "cache": True, "cache_dir": None}
+BACKEND_OPTIONS = {"explain": None, "cuda_graphs": False, "cache": True, "cache_dir": None, "pad_matmuls": True}
 reports: list = []  # one Report per graph compiled in this process, in order
 stats: collections.Counter = collections.Counter()  # regions by status: compiled, cache, memory, pytorch
 _memory: dict = {}  # cache key -> CompiledModel, for graphs compiled again in this process
@@ -114,6 +116,7 @@ def _compile_forward(fw_gm, graph_id: int, backend_options: dict, compile_option
 def _partition_and_compile(fw_gm, graph_id, backend_options, compile_options):
     n_inputs = len(fw_gm.graph.find_nodes(op="placeholder"))
     graph_cleanup.cleanup_graph(fw_gm)
+    padded = pad_matmuls.pad_matmuls(fw_gm) if backend_options.get("pad_matmuls", True) else []
     part = partition.partition_graph(fw_gm)
     cache = CompileCache(backend_options.get("cache_dir")) if backend_options.get("cache", True) else None
     results = _compile_regions(part, compile_options, cache)
@@ -122,7 +125,7 @@ def _partition_and_compile(fw_gm, graph_id, backend_options, compile_options):
         stats[result.status] += 1
         if result.call is not None:
             partition.replace_region(part.graph_module, name, result.call)
-    report = Report(graph_id, part.n_ops, results, part.pytorch_ops)
+    report = Report(graph_id, part.n_ops, results, part.pytorch_ops, padded_matmuls=padded)
     fn = part.graph_module.forward
     if backend_options.get("cuda_graphs") and _all_cuda(fw_gm):
         fn = CudaGraphRunner(fn, static_input_indices(n_inputs))

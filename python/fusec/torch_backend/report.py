@@ -38,6 +38,7 @@ class Report:
     regions: list  # RegionResult
     pytorch_ops: collections.Counter  # (op, reason) -> count
     cuda_graphs: bool = False
+    padded_matmuls: list = dataclasses.field(default_factory=list)  # pad_matmuls's lines
 
     @property
     def fusec_regions(self) -> list:
@@ -71,6 +72,7 @@ class Report:
                 dynamic = "".join(f", {s} dynamic" for s in symbols)
                 kernels = ", ".join(r.kernels) or "kernels at its first call"
                 rows.append(f"  fusec   {r.name}  {r.target}  {ops} -> {kernels}{dynamic} [{status}]")
+        rows += [f"  pytorch {line}" for line in self.padded_matmuls]
         width = max((len(_count(op, n)) for (op, _), n in self.pytorch_ops.items()), default=0)
         for (op, why), n in sorted(self.pytorch_ops.items()):
             rows.append(f"  pytorch {_count(op, n):<{width}}  {why}")
