@@ -21,6 +21,7 @@ What each row holds:
   kernels), `triton` (Inductor's), `gemm` (cuBLAS, CUTLASS), `attention` (flash / memory-efficient
   attention), `other` (PyTorch's own kernels: copies, elementwise, reductions), and `kernels`, the
   launches per forward;
+  `top` names the 8 kernels (by name) that take the most GPU time per forward;
 - `error`: the output's RMS error against eager's, over max |eager|; the zoo (`fusec zoo`) is
   where numerics are judged, this only shows that the timed model computed the same thing.
 """
@@ -151,12 +152,16 @@ def gpu_breakdown(forward, calls: int = 5) -> dict:
             forward()
         torch.cuda.synchronize()
     totals = {kind: 0.0 for kind, _ in _KINDS} | {"other": 0.0}
+    by_name: dict = {}
     kernels = 0
     for e in prof.events():
         if e.device_type == DeviceType.CUDA:
             totals[kernel_kind(e.name)] += e.device_time / calls
+            by_name[e.name] = by_name.get(e.name, 0.0) + e.device_time / calls
             kernels += 1
-    return {**{k: round(v, 1) for k, v in totals.items()}, "kernels": kernels / calls}
+    top = sorted(by_name.items(), key=lambda kv: -kv[1])[:8]
+    return {**{k: round(v, 1) for k, v in totals.items()}, "kernels": kernels / calls,
+            "top": [(name[:100], round(us, 1)) for name, us in top]}
 
 
 def _rms_error(got: torch.Tensor, want: torch.Tensor) -> float:

@@ -2,7 +2,7 @@
 # at few rows and many, odd widths and long rows, fp32 and bf16, on inputs made on the GPU (the
 # model is traced on CUDA tensors); a bool output is right too. It was wrong in every row at 64 rows
 # or fewer (the few-rows schedule vectorizes the mask's bytes: a vector<16xi1> load read 16 bits).
-# A fully masked row is NaN in eager and here.
+# A fully masked row is NaN in eager and here (zeros with _safe_softmax, attention's math path).
 
 # REQUIRES: cuda
 # RUN: %python %s | FileCheck %s
@@ -26,6 +26,12 @@ def by_full_like(x, mask):
     return torch.softmax(torch.where(mask, torch.full_like(x, float("-inf")), x), dim=-1)
 
 
+def by_safe_softmax(x, mask):
+    """Attention's math path: a fully masked row gives zeros (its `any` over the row is a boolean
+    reduction, which crossed the warp shuffles as i1 and failed in LLVM's NVVM lowering)."""
+    return torch.ops.aten._safe_softmax(x.masked_fill(mask, float("-inf")), -1)
+
+
 def with_bool_output(x, mask):
     probs = torch.softmax(x.masked_fill(mask, float("-inf")), dim=-1)
     return probs, probs > 1.0 / x.shape[-1]
@@ -41,7 +47,7 @@ for rows, width in [(1, 4096), (8, 4096), (64, 2048), (65, 2048), (128, 1024), (
         mask[:, 0] = False
         if rows > 1:
             mask[-1] = True  # a fully masked row
-        for model in (by_masked_fill, by_where, by_full_like, with_bool_output):
+        for model in (by_masked_fill, by_where, by_full_like, by_safe_softmax, with_bool_output):
             outs = fusec.compile(model, (x, mask))(x, mask)
             refs = model(x.double(), mask)
             outs, refs = (outs, refs) if isinstance(outs, tuple) else ((outs,), (refs,))

@@ -119,13 +119,24 @@ def _across_warps(values, merge, empty, tx, warps: int, body):
 
 def all_reduce(value, comb_name: str):
     """The block-wide combination of every thread's `value`. Warp shuffles move 32-bit words, so a
-    16-bit float (a max in bf16, say) travels as f32 and comes back exact."""
-    narrow = isinstance(value.type, ir.FloatType) and value.type.width < 32
-    if narrow:
+    16-bit float (a max in bf16, say) travels as f32 and comes back exact, and a narrower integer
+    (a boolean's `any` in attention's safe softmax: i1) as i32, sign-extended for a signed max or
+    min and zero-extended otherwise, then truncated back (exact for every combiner here: and, or,
+    xor, max, min, and add and mul modulo 2^width)."""
+    kind = value.type
+    i32 = ir.IntegerType.get_signless(32)
+    if isinstance(kind, ir.FloatType) and kind.width < 32:
         wide = arith.ExtFOp(ir.F32Type.get(), value).result
-    total = gpu.AllReduceOp(wide if narrow else value,
-                            op=ir.Attribute.parse(f"#gpu<all_reduce_op {REDUCTION_KIND[comb_name]}>"), uniform=True).result
-    return arith.TruncFOp(value.type, total).result if narrow else total
+    elif isinstance(kind, ir.IntegerType) and kind.width < 32:
+        extend = arith.ExtSIOp if comb_name in ("arith.maxsi", "arith.minsi") else arith.ExtUIOp
+        wide = extend(i32, value).result
+    else:
+        wide = value
+    total = gpu.AllReduceOp(wide, op=ir.Attribute.parse(f"#gpu<all_reduce_op {REDUCTION_KIND[comb_name]}>"),
+                            uniform=True).result
+    if wide is value:
+        return total
+    return (arith.TruncFOp if isinstance(kind, ir.FloatType) else arith.TruncIOp)(kind, total).result
 
 
 def merge_by(comb_name: str):

@@ -123,15 +123,33 @@ def _dynamic_shapes(sig):
 
 
 def _target(sig) -> tuple[str, torch.device]:
+    """The region's target and device. A 0-dim CPU tensor beside CUDA tensors (a Python float that
+    dynamo passes as a tensor, as PyTorch allows one in any CUDA op) counts as a scalar: the call
+    moves it to the GPU (`_cpu_scalars`)."""
     if not sig:
         raise FusecError("the region has no tensor inputs")
-    devices = {d for _, _, d in sig}
+    devices = {d for shape, _, d in sig if shape or d.type != "cpu"} or {d for _, _, d in sig}
     if len(devices) != 1:
         raise FusecError(f"inputs on several devices ({', '.join(sorted(map(str, devices)))})")
     device = devices.pop()
     if device.type not in ("cpu", "cuda"):
         raise FusecError(f"inputs on {device}: fusec runs on cpu and cuda")
     return device.type, device
+
+
+def _cpu_scalars(fn, sig, device):
+    """`fn` with its 0-dim CPU inputs moved to `device` first (a region on the CPU: `fn` itself)."""
+    moved = [i for i, (shape, _, d) in enumerate(sig) if d != device]
+    if not moved:
+        return fn
+
+    def call(*args):
+        args = list(args)
+        for i in moved:
+            args[i] = args[i].to(device, non_blocking=True)
+        return fn(*args)
+
+    return call
 
 
 def _cuda_options(device, options: dict) -> dict:
@@ -211,7 +229,8 @@ def compile_region(name: str, gm: torch.fx.GraphModule, options: dict, cache, me
         result.reason = f"fusec failed on it (a fusec bug): {kind}: {_first_line(str(err))}"
     if result.compiled is not None:
         fn = flat.call(result.compiled.__call__) if flat else result.compiled.__call__
-        result.call = restrided(fn, gm, layouts, [getattr(torch, dtype) for _, dtype, _ in sig])
+        fn = restrided(fn, gm, layouts, [getattr(torch, dtype) for _, dtype, _ in sig])
+        result.call = _cpu_scalars(fn, sig, device)
         result.inputs = (sig, device)
         if run:
             try_run(result)
@@ -241,7 +260,7 @@ def per_shape_region(name: str, gm: torch.fx.GraphModule, options: dict, cache, 
             raise FusecError(NO_KERNEL)
         if not result.kernels:  # the report, read after the calls, names the first shape's kernels
             result.kernels = list(compiled.manifest["kernels"])
-        return restrided(compiled.__call__, gm, layouts, [a.dtype for a in args])
+        return _cpu_scalars(restrided(compiled.__call__, gm, layouts, [a.dtype for a in args]), sig, device)
 
     region = PerShapeRegion(name, gm, compile_shape)
 
@@ -290,8 +309,8 @@ def try_run(result: RegionResult) -> None:
     start, (sig, device) = time.perf_counter(), result.inputs
     try:
         with unset_fake_temporarily(), torch.cuda.device(device) if device.type == "cuda" else contextlib.nullcontext():
-            result.call(*(torch.zeros(_sizes(shape), dtype=getattr(torch, dtype), device=device)
-                              for shape, dtype, _ in sig))
+            result.call(*(torch.zeros(_sizes(shape), dtype=getattr(torch, dtype), device=where)
+                              for shape, dtype, where in sig))
     except FusecError as err:
         result.status, result.compiled, result.call = "pytorch", None, None
         result.reason = f"fusec's runtime refused it: {_first_line(err.message)}"
