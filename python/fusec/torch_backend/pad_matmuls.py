@@ -13,8 +13,8 @@ faster by PAD_MARGIN (Inductor's margin):
 Zeros pad the contraction (they add nothing) and the extra columns (which the slice drops). A `b` in
 column-major order (a Linear's weight, `t(w)`) is padded as `w` and transposed back: a copy of its
 rows, which keeps cuBLAS's transposed layout. `addmm`'s bias is padded with the columns. The slice is
-a view, also where the product leaves the graph (Inductor's padded logits are such a view too): its
-rows stay N' elements apart. Copying GPT-2's logits to contiguous rows (2 x 206 MB) made fusec's
+a view, also where the product leaves the graph (Inductor's GPT-2 forward makes no copy of its padded
+logits either): its rows stay N' elements apart. Copying GPT-2's logits to contiguous rows (2 x 206 MB) made fusec's
 GPT-2 4 x 512 forward 1.8x slower than Inductor's on the H200 (`fusec bench --models`, 2026-12-05).
 Only where a `view` after the product could not view the sliced rows (one that merges the last dim
 with another) is the slice copied to contiguous rows first.
@@ -24,9 +24,9 @@ the rewritten products.
 
 from __future__ import annotations
 
-import statistics
-
 import torch
+
+from ..timing import gpu_time_us
 
 __all__ = ["ALIGN", "PAD_MARGIN", "pad_matmuls", "pad_product", "paddings"]
 
@@ -112,16 +112,9 @@ def _realize(t, device) -> torch.Tensor:
     return torch.randn(max(extent, 1), dtype=t.dtype, device=device).as_strided(t.shape, t.stride())
 
 
-def _time_us(fn, repeat: int = 15) -> float:
-    for _ in range(3):
-        fn()
-    events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(repeat)]
-    for start, end in events:
-        start.record()
-        fn()
-        end.record()
-    torch.cuda.synchronize()
-    return statistics.median(s.elapsed_time(e) for s, e in events) * 1e3
+def _time_us(fn) -> float:
+    """GPU µs of one call, as fusec bench times a call outside a CUDA graph (median of 15)."""
+    return gpu_time_us(fn, 15, calls=1, graph=False)[0]
 
 
 def _decide(node, k_pad: int, n_pad: int, contiguous: bool) -> tuple:
