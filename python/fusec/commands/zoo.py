@@ -41,6 +41,9 @@ def _parser() -> ArgumentParser:
     p.add_argument("--dynamic", action="store_true", help="compile with dynamic=True (symbolic batch and "
                    "sequence) and check each model at a second shape too (one more in the batch, 3 more tokens)")
     p.add_argument("--explain", action="store_true", help="print each graph's partition report too")
+    p.add_argument("--check-regions", action="store_true",
+                   help="check each fusec region's outputs at its calls against its own ATen graph in float64 "
+                        "and against eager's, and print the 3 regions furthest above eager per check")
     p.add_argument("--list", action="store_true", help="list the zoo's models and exit")
     p.add_argument("--debug", action="store_true", help="Python tracebacks for errors")
     return p
@@ -80,6 +83,8 @@ def format_check(name: str, check) -> list[str]:
              f"kernel{'s' * (c.kernels != 1)}, {c.graphs} graph{'s' * (c.graphs != 1)}; PyTorch: "
              f"{c.in_pytorch} of {c.ops} ATen ops ({kinds or 'none'})" + (f"; other: {other}" if other else "")]
     lines += [f"{'':<12} fusec bug: {bug}" for bug in c.bugs]
+    worst = sorted(c.region_checks, key=lambda r: -r.ratio)[:3]
+    lines += [f"{'':<12} {r.line()}" for r in worst]
     return lines
 
 
@@ -115,7 +120,7 @@ def cmd_zoo(argv) -> int:
     failed = passed = unavailable = 0
     for name in names:
         result = run_model(MODELS[name], size=args.size, device=args.target, dtype=dtype, modes=modes,
-                           dynamic=args.dynamic)
+                           dynamic=args.dynamic, options={"check_regions": True} if args.check_regions else None)
         if result.unavailable:
             print(f"{name:<12} unavailable: {result.unavailable}", flush=True)
             unavailable += 1

@@ -26,7 +26,9 @@ What happens to each graph dynamo captures:
 
 Options (`torch.compile(..., options={...})`): `explain` (print the partition report; also
 FUSEC_EXPLAIN=1), `cuda_graphs` (False), `cache` (True: use the disk cache), `cache_dir`, `pad_matmuls`
-(True: matmuls whose sizes make cuBLAS fall back are padded where that is faster, `pad_matmuls.py`), and the
+(True: matmuls whose sizes make cuBLAS fall back are padded where that is faster, `pad_matmuls.py`),
+`check_regions` (False: each region's outputs checked at its calls against its FX graph in float64,
+and against eager's, `region_check.py`), and the
 fields of `fusec.CompileOptions` except `target` (arch, fusion, threads_per_block, ...).
 Environment: FUSEC_COMPILE_IN_PROCESS=1 (compile in this process, unisolated: for debugging),
 FUSEC_COMPILE_WORKERS=N (the worker pool's size).
@@ -48,7 +50,7 @@ from ..cache import CompileCache
 from ..diagnostics import FusecError
 from ..options import CompileOptions
 from .cudagraph import CudaGraphRunner, static_input_indices
-from . import graph_cleanup, kernel, pad_matmuls, workers
+from . import graph_cleanup, kernel, pad_matmuls, region_check, workers
 from .decompositions import decompositions
 from . import partition  # (its functions called through the module: tests replace them)
 from .report import Report, explain_enabled
@@ -56,7 +58,8 @@ from .support import op_name
 
 __all__ = ["BACKEND_OPTIONS", "fusec_backend", "reports", "stats"]
 
-BACKEND_OPTIONS = {"explain": None, "cuda_graphs": False, "cache": True, "cache_dir": None, "pad_matmuls": True}
+BACKEND_OPTIONS = {"explain": None, "cuda_graphs": False, "cache": True, "cache_dir": None, "pad_matmuls": True,
+                   "check_regions": False}
 reports: list = []  # one Report per graph compiled in this process, in order
 stats: collections.Counter = collections.Counter()  # regions by status: compiled, cache, memory, pytorch
 _memory: dict = {}  # cache key -> CompiledModel, for graphs compiled again in this process
@@ -120,12 +123,16 @@ def _partition_and_compile(fw_gm, graph_id, backend_options, compile_options):
     part = partition.partition_graph(fw_gm)
     cache = CompileCache(backend_options.get("cache_dir")) if backend_options.get("cache", True) else None
     results = _compile_regions(part, compile_options, cache)
+    checks = []  # region_check's records, when `check_regions`
     for name, result in zip(part.regions, results):
         kernel.try_run(result)  # here, in order: loading a module is not done in parallel
         stats[result.status] += 1
         if result.call is not None:
-            partition.replace_region(part.graph_module, name, result.call)
-    report = Report(graph_id, part.n_ops, results, part.pytorch_ops, padded_matmuls=padded)
+            call = result.call
+            if backend_options.get("check_regions"):
+                call = region_check.checked(name, getattr(part.graph_module, name), call, checks)
+            partition.replace_region(part.graph_module, name, call)
+    report = Report(graph_id, part.n_ops, results, part.pytorch_ops, padded_matmuls=padded, region_checks=checks)
     fn = part.graph_module.forward
     if backend_options.get("cuda_graphs") and _all_cuda(fw_gm):
         fn = CudaGraphRunner(fn, static_input_indices(n_inputs))

@@ -39,6 +39,7 @@ class Report:
     pytorch_ops: collections.Counter  # (op, reason) -> count
     cuda_graphs: bool = False
     padded_matmuls: list = dataclasses.field(default_factory=list)  # pad_matmuls's lines
+    region_checks: list = dataclasses.field(default_factory=list)  # region_check.RegionCheck, filled at calls
 
     @property
     def fusec_regions(self) -> list:
@@ -73,6 +74,7 @@ class Report:
                 kernels = ", ".join(r.kernels) or "kernels at its first call"
                 rows.append(f"  fusec   {r.name}  {r.target}  {ops} -> {kernels}{dynamic} [{status}]")
         rows += [f"  pytorch {line}" for line in self.padded_matmuls]
+        rows += [f"  {check.line()}" for check in self.region_checks]
         width = max((len(_count(op, n)) for (op, _), n in self.pytorch_ops.items()), default=0)
         for (op, why), n in sorted(self.pytorch_ops.items()):
             rows.append(f"  pytorch {_count(op, n):<{width}}  {why}")

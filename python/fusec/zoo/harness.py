@@ -69,6 +69,7 @@ class GraphCounts:
     pytorch: collections.Counter = dataclasses.field(default_factory=collections.Counter)  # kind -> ops
     other: collections.Counter = dataclasses.field(default_factory=collections.Counter)  # op -> count
     bugs: list = dataclasses.field(default_factory=list)  # report lines that name a fusec bug
+    region_checks: list = dataclasses.field(default_factory=list)  # with check_regions: RegionCheck records
 
     @property
     def in_pytorch(self) -> int:
@@ -94,6 +95,7 @@ def count_reports(reports) -> GraphCounts:
     """GraphCounts over partition reports (fusec.torch_backend.report.Report)."""
     counts = GraphCounts(graphs=len(reports))
     for report in reports:
+        counts.region_checks += report.region_checks
         counts.ops += report.n_ops
         counts.regions += len(report.fusec_regions)
         counts.kernels += len(report.kernels)
