@@ -36,6 +36,8 @@ import traceback
 
 import torch
 
+from .numerics import relative_error
+
 __all__ = ["IMPLEMENTATIONS", "ENTRIES", "Entry", "entries", "run_entry"]
 
 IMPLEMENTATIONS = ("eager", "inductor", "inductor-ro", "fusec", "fusec-graphs")
@@ -164,11 +166,6 @@ def gpu_breakdown(forward, calls: int = 5) -> dict:
             "top": [(name[:100], round(us, 1)) for name, us in top]}
 
 
-def _rms_error(got: torch.Tensor, want: torch.Tensor) -> float:
-    diff = (got.double() - want.double()).square().mean().sqrt().item()
-    return diff / max(want.double().abs().max().item(), 1e-30)
-
-
 def _reports() -> list:
     import fusec.torch_backend as tb
 
@@ -189,7 +186,7 @@ def run_entry(entry: Entry, implementations=IMPLEMENTATIONS, repeat: int = 50, w
                 t0 = time.perf_counter()
                 got = _logits(fn(**inputs)).float()
                 row["compile_s"] = round(time.perf_counter() - t0, 1)
-                row["error"] = _rms_error(got, want)
+                row["error"] = relative_error(got, want, rms=True)
                 for _ in range(warmup):
                     fn(**inputs)
                 forward = lambda: fn(**inputs)  # noqa: E731

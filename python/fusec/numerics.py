@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["TOLERANCE", "compare"]
+__all__ = ["TOLERANCE", "compare", "relative_error"]
 
 TOLERANCE = {"float32": 1e-5, "float64": 1e-5, "bfloat16": 1e-2, "float16": 1e-2}  # x max|ref|, by dtype
 
@@ -44,3 +44,16 @@ def compare(out, ref) -> tuple[float, float, float]:
     scale = float(ref32[finite].abs().max()) if diff.numel() else 0.0
     tol = TOLERANCE.get(str(ref.dtype)[6:], 0.0) * max(scale, 1e-30)
     return max_abs, scale, tol
+
+
+def relative_error(got, want, rms: bool = False) -> float:
+    """max|got - want| / max|want| (`rms`: the root-mean-square difference over max|want|;
+    the difference alone where want is all zeros; inf for NaN or a missing tensor)."""
+    if got is None or want is None:
+        return 0.0 if got is want else float("inf")
+    if not want.numel():
+        return 0.0
+    diff = got.double() - want.double()
+    diff = diff.square().mean().sqrt().item() if rms else diff.abs().max().item()
+    scale = want.double().abs().max().item()
+    return float("inf") if diff != diff else diff / scale if scale else diff

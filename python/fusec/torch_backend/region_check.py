@@ -18,6 +18,8 @@ import dataclasses
 
 import torch
 
+from ..numerics import relative_error
+
 __all__ = ["RegionCheck", "checked"]
 
 
@@ -37,12 +39,6 @@ class RegionCheck:
                 f"(eager {self.eager_error:.2g}, {self.ratio:.2f}x)")
 
 
-def _rms(got: torch.Tensor, want: torch.Tensor) -> float:
-    diff = (got.double() - want).square().mean().sqrt().item()
-    scale = want.abs().max().item()
-    return diff / scale if scale else diff
-
-
 def _widened(args):
     return [a.double() if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args]
 
@@ -60,8 +56,7 @@ def checked(name: str, gm: torch.fx.GraphModule, call, records: list):
         for i, (got, want, theirs) in enumerate(zip(*(o if as_tuple else (o,) for o in (outs, reference, eager)))):
             if not isinstance(got, torch.Tensor) or not got.is_floating_point() or not got.numel():
                 continue
-            want = want.double()
-            error, eager_error = _rms(got, want), _rms(theirs, want)
+            error, eager_error = relative_error(got, want, rms=True), relative_error(theirs, want, rms=True)
             record = next((r for r in records if r.region == name and r.output == i), None)
             if record is None:
                 records.append(RegionCheck(name, i, error, eager_error))

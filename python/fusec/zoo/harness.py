@@ -41,6 +41,7 @@ import warnings
 
 import torch
 
+from ..numerics import relative_error
 from ..torch_backend.kernel import NO_KERNEL
 from .models import Unavailable, ZooModel
 
@@ -142,19 +143,6 @@ class ZooResult:
     @property
     def passed(self) -> bool:
         return not self.unavailable and all(c.passed for c in self.checks)
-
-
-def relative_error(got, want, rms: bool = False) -> float:
-    """max|got - want| / max|want| (`rms`: the root-mean-square difference over max|want|;
-    the difference alone where want is all zeros; inf for NaN or a missing tensor)."""
-    if got is None or want is None:
-        return 0.0 if got is want else float("inf")
-    if not want.numel():
-        return 0.0
-    diff = got.double() - want.double()
-    diff = diff.square().mean().sqrt().item() if rms else diff.abs().max().item()
-    scale = want.double().abs().max().item()
-    return float("inf") if diff != diff else diff / scale if scale else diff
 
 
 def judge(check: "Check", got: dict, want: dict, eager: dict, bf16: bool) -> None:
