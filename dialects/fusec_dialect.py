@@ -27,7 +27,7 @@ from torch_mlir.dialects import ext
 
 __all__ = ["Fusec", "GroupOp", "YieldOp", "GROUP_KINDS", "TYPE_RUNS", "type_runs", "load_fusec_dialect"]
 
-GROUP_KINDS = ("pointwise", "reduction", "contraction", "opaque")
+GROUP_KINDS = ("pointwise", "reduction", "scan", "contraction", "opaque")
 _BYTE_ATTRS = ("bytes_read", "bytes_written")
 TYPE_RUNS = 4  # the most distinct types a group's results may have (one variadic segment each)
 

@@ -9,6 +9,7 @@ Kinds (attribute `fusec.kind`), as the fusion rules use them:
   fill         `linalg.fill`: a constant, the initial value of a reduction
   reduction    some loops are reductions (`fusec.reduced_dims` lists them), not a contraction
   contraction  a reduction of products of two operands (matmul and friends)
+  scan         a running sum or product (cumsum: --fusec-scans-to-generic, marked `fusec.scan`)
   opaque       anything else: reductions whose body reads `linalg.index` or that read through index
                maps, reductions that gather, ops with regions in the
                body. An all-parallel op may read its loop indices: an iota computed where it is read
@@ -48,6 +49,21 @@ class Classification:
     cost: int = 0
     reason: str = ""
     reduced_axes: tuple = ()  # reductions: the reduced dims of the input tensor
+
+
+SCAN_ATTR = "fusec.scan"  # a running scan, as --fusec-scans-to-generic writes it
+
+
+def is_scan(op) -> bool:
+    """Whether `op` is a scan (--fusec-scans-to-generic): its one "reduction" loop runs in order,
+    carrying a value, and writes every step; passes that rewrite reductions leave it alone."""
+    return SCAN_ATTR in op.attributes
+
+
+def _scan_axis(op) -> int:
+    """The dim of its output a scan walks (its last loop's)."""
+    out = indexing_maps(op)[len(op.opview.inputs)]
+    return [str(e) for e in out.results].index(f"d{out.n_dims - 1}")
 
 
 def indexing_maps(op) -> list:
@@ -98,6 +114,9 @@ def classify(op) -> Classification:
         return Classification("contraction", reason=f"{name} is a contraction")
     if name != "linalg.generic":
         return Classification("opaque", reason=f"{name} is not a linalg.generic")
+    if is_scan(op):  # (--fusec-scans-to-generic) its last loop runs in order, carrying a value
+        return Classification("scan", reduced_dims=(len(iterator_kinds(op)) - 1,), cost=body_cost(op),
+                              reduced_axes=(_scan_axis(op),))
     maps, iterators = indexing_maps(op), iterator_kinds(op)
     body = _body_ops(op)
     if any(len(inner.regions) for inner in body):

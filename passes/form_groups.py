@@ -27,7 +27,7 @@ from fusec.dialects.fusec_dialect import type_runs
 from fusec.knobs import pass_option_table
 from fusec.mlir import ir
 
-from .classify_ops import classify, full_input, indexing_maps, iterator_kinds, reads_through_index_maps
+from .classify_ops import is_scan, classify, full_input, indexing_maps, iterator_kinds, reads_through_index_maps
 
 FLAG = "fusec-form-groups"
 SUMMARY = "Group linalg ops into fusec.group kernels with the fusion cost model"
@@ -80,6 +80,8 @@ def _shape(value) -> tuple:
 def _label(index: int, op) -> str:
     if "fusec.concat" in op.attributes:  # --fusec-concat-to-generic's select among the pieces
         return f"op{index}:cat"
+    if is_scan(op):  # --fusec-scans-to-generic's running sum or product
+        return f"op{index}:scan"
     if op.name == "linalg.generic":
         names = [inner.name.split(".", 1)[1] for inner in op.regions[0].blocks[0].operations
                  if inner.name != "linalg.yield"]
@@ -124,6 +126,8 @@ def describe(ops, ret) -> list[OpNode]:
             rows_only = True
             if producer is not None and c is not None and maps:
                 rows_only = _reads_own_row(ops[producer], op, list(op.operands).index(v), maps)
+                if ops[producer].name == "linalg.generic" and is_scan(ops[producer]):  # its running values:
+                    rows_only = maps[list(op.operands).index(v)] == maps[-1]  # read at the element written
             operands.append(Operand(name(v), nbytes(v, per_row=True), producer, rows_only, _is_dynamic(v)))
         for v in gathered_tensors(op) if op.name == "linalg.generic" else ():
             # A gather reads at most one element of its table per element it writes.

@@ -44,8 +44,9 @@ from fusec.mlir import ir
 
 # `facts` as a module, read at call time: its import of fusec.passes.classify_ops may be what is
 # importing this pass (fusec.passes/__init__ imports every pass), before `facts` is complete.
-from fusec.codegen import columns, facts, flat, row_loop, row_registers
+from fusec.codegen import columns, facts, flat, row_loop, row_registers, scan
 from fusec.codegen.plan import Knobs, Refusal, plan
+from fusec.codegen.scan_plan import plan_scan
 from fusec.knobs import check_value, knob, parse_overrides, pass_option_name, pass_option_table
 
 from .l2_evict_last import tag_evict_last_loads
@@ -71,7 +72,7 @@ def run(module_op, pass_, schedule: str, **defaults) -> None:
 
 
 _BUILDERS = {"row_registers": row_registers.build, "row_loop": row_loop.build, "columns": columns.build,
-             "flat": flat.build}
+             "flat": flat.build, "scan_rows": scan.build_rows, "scan_columns": scan.build_columns}
 
 
 def _lower(module_op, pass_, defaults: dict, schedule: str) -> None:
@@ -95,7 +96,7 @@ def _lower(module_op, pass_, defaults: dict, schedule: str) -> None:
         kind = ir.StringAttr(ops[0].attributes["fusec.group_kind"]).value
         knobs = Knobs(**{**defaults, **overrides.get(gid, {})})
         read, group = facts.read_group(ops, gid, kind)  # read before building: earlier groups are kernels now
-        decision = plan(read, knobs)
+        decision = (plan_scan if read.scan else plan)(read, knobs)  # (a refused scan: plan refuses)
         if isinstance(decision, Refusal):
             if os.environ.get("FUSEC_DEBUG"):
                 print(f"{FLAG}: group {gid} left to the loop lowering: {decision}", file=sys.stderr)

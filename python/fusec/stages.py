@@ -164,7 +164,8 @@ _TORCH = Stage("torch", "torch dialect, from torch.export and torch-mlir's FX im
                steps=("torch.export: trace the model to an ExportedProgram of ATen ops",
                       "torch_mlir.fx: import it as torch-dialect IR, lowered to the backend contract"))
 _LINALG = Stage("linalg", "linalg on tensors, by torch-mlir's backend pipeline",
-                lambda o: ["torch-backend-to-linalg-on-tensors-backend-pipeline"], after=(check_supported,))
+                lambda o: ["torch-backend-to-linalg-on-tensors-backend-pipeline", "fusec-scans-to-generic"],
+                after=(check_supported,))
 _FUSED = "fused", "linalg ops grouped into fusec.group kernels by the fusion cost model"
 CUDA_STAGES: list[Stage] = [
     _TORCH, _LINALG, Stage(*_FUSED, _fuse, after=(apply_tuned_schedules,)),

@@ -2,7 +2,7 @@
 // RUN: not fusec-opt %s --split-input-file 2>&1 | FileCheck %s
 
 func.func @bad_kind(%a: tensor<4xf32>) -> tensor<4xf32> {
-  // CHECK: invalid-fusec-dialect.mlir:[[# @LINE + 1]]:8: error: 'fusec.group' kind must be one of pointwise, reduction, contraction, opaque, not 'fancy'
+  // CHECK: invalid-fusec-dialect.mlir:[[# @LINE + 1]]:8: error: 'fusec.group' kind must be one of pointwise, reduction, scan, contraction, opaque, not 'fancy'
   %0 = "fusec.group"() ({
     "fusec.yield"(%a) {operandSegmentSizes = array<i32: 1, 0, 0, 0>} : (tensor<4xf32>) -> ()
   }) {resultSegmentSizes = array<i32: 1, 0, 0, 0>, kind = "fancy"} : () -> tensor<4xf32>

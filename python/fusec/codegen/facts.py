@@ -22,6 +22,7 @@ from .combine import EMPTY
 from .indexing import DYNAMIC, element_bytes, shifted_lanes, vector_access
 from .kernel import Member, has_identity
 from .plan import Facts
+from .scan import read_scan_group
 
 __all__ = ["Group", "read_group"]
 
@@ -46,11 +47,13 @@ class Group:
 def read_group(ops, gid: int, kind: str) -> tuple[Facts, Group | None]:
     """The facts of group `gid` (its ops, in order; `kind`, its `fusec.group_kind`), and its `Group`
     (None when the facts already refuse it)."""
-    if kind not in ("pointwise", "reduction"):
+    if kind not in ("pointwise", "reduction", "scan"):
         return Facts(gid, refusal=f"a {kind} group"), None
     problem = next(filter(None, map(_member_problem, ops)), "")
     if problem:
         return Facts(gid, refusal=problem), None
+    if kind == "scan":
+        return read_scan_group(ops, gid, _read_members, _outputs, _order_problem)
     members, latest = _read_members(ops)
     problem = _order_problem(ops, members, latest)
     if problem:
@@ -149,6 +152,8 @@ def _member_problem(op) -> str:
     """Why the kernel evaluator cannot build `op` as a member of a kernel ('': it can). A body op it
     cannot clone (`linalg.index`, an op with regions) makes the op opaque (`classify_ops`)."""
     kind = classify(op).kind
+    if kind == "scan":  # its second output is the value it carries (`scan`)
+        return ""
     if len(op.opview.outputs) != 1:
         return "an op with several outputs"
     if kind in ("pointwise", "broadcast"):

@@ -149,9 +149,10 @@ class Kernel:
             return self.load(operand, index, lanes)
         if source.kind == "fill":
             return source.inputs[0]
-        if source.kind == "reduction":
+        if source.kind in ("reduction", "scan"):
             # Sources are earlier members and the builders compute the reductions in order, before
-            # the epilogue: a reduced value is always in its register by the time it is read.
+            # the epilogue: a reduced value is always in its register by the time it is read (a
+            # scan's: its running value at the element being computed, `scan`).
             return self.registers[source]
         return self.evaluate(source, index, lanes)
 

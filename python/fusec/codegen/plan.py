@@ -56,6 +56,7 @@ class Facts:
     variance: tuple = ()  # (mean's, variance's) reduction indices that one round can compute
     prefetch_loads: tuple = ()  # (reads a vector, element bytes) of each row the prefetch would load
     columns: bool = False  # a column reduction: the rows' last dim (parallel) is the inputs' innermost
+    scan: str = ""  # a scan group (`scan`): "rows" (along the buffers' innermost dim) or "columns"
     # The flat schedule (pointwise groups)
     out_shapes: tuple = ()  # the outputs' shapes (None: a dynamic extent)
     max_lanes: int = 16  # the widest vector its reads through index maps allow (slices, cats: `shifted_lanes`)
@@ -77,7 +78,7 @@ Knobs.__module__ = __name__
 class Plan:
     """A group's kernel, decided: what the builder of `schedule` follows, and what `record` writes
     on the gpu.launch (`fusec.schedule`, which `fusec --emit schedule` prints)."""
-    schedule: str  # row_registers | row_loop | columns | flat
+    schedule: str  # row_registers | row_loop | columns | flat | scan_rows | scan_columns
     threads: int
     lanes: int  # elements per vector (1: scalar accesses)
     rows: int | None = None  # row schedules: the row count (None: dynamic)
@@ -116,6 +117,10 @@ class Plan:
                "threads": self.threads, "lanes": self.lanes, **({"windows": True} if self.window else {})}
         if self.schedule in ("row_loop", "columns"):
             return {**out, "unroll": self.unroll}
+        if self.schedule == "scan_rows":
+            return {**out, "elements_per_thread": self.vectors_per_thread}
+        if self.schedule == "scan_columns":
+            return out
         return {**out, **({"cluster": self.cluster} if self.cluster > 1 else {}),
                 **({"rows_per_block": self.rows_per_block} if self.rows_per_block > 1 else {}),
                 "vectors_per_thread": self.vectors_per_thread, "prefetch": self.prefetch,

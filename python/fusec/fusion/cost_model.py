@@ -15,6 +15,7 @@ The rules, from the handbook chapter (`../shared/seed/`):
   6. an estimate of registers per thread caps a group;
   7. contractions and opaque ops end groups, and a tensor read at positions computed from data (a
      gather: an embedding's table) is read from memory, so its producer is in another kernel;
+  (scans) a scan (cumsum) takes pointwise prologues and epilogues at its own elements (`scans`);
   8. (siblings) pointwise groups of one shape that read one tensor through index maps (q, k and v
      split into heads from one packed qkv) share a kernel: one launch instead of one per slice.
 """
@@ -26,6 +27,7 @@ import math
 
 from fusec.knobs import knob
 
+from .scans import scan_rule
 from .siblings import absorb_sole_readers, merge_siblings
 
 __all__ = ["OpNode", "Operand", "Group", "Decision", "FusionPolicy", "form_groups", "FUSION_MODES"]
@@ -50,7 +52,7 @@ class Operand:
 class OpNode:
     index: int
     label: str  # for people: "op3 rsqrt"
-    kind: str  # pointwise | broadcast | fill | reduction | contraction | opaque
+    kind: str  # pointwise | broadcast | fill | reduction | scan | contraction | opaque
     shape: tuple  # iteration space (a reduction: its input's shape)
     out_shape: tuple
     out_bytes: int
@@ -60,16 +62,14 @@ class OpNode:
     cost: int = 1  # arithmetic cost of one element (transcendentals count more)
     used_outside: bool = False  # the value leaves the function or feeds a non-linalg op
     users: list = dataclasses.field(default_factory=list)  # indices of consumer OpNodes
-    # Reads an operand through an index map (a slice, a cat, a transpose): a pointwise producer of any
-    # shape can be recomputed at the points it reads.
-    index_maps: bool = False
+    index_maps: bool = False  # reads through an index map (a slice, a cat): producers recomputed at the points read
 
 
 @dataclasses.dataclass
 class Group:
     id: int
     members: list  # OpNode indices, program order
-    kind: str  # pointwise | reduction | contraction | opaque
+    kind: str  # pointwise | reduction | scan | contraction | opaque
     shape: tuple  # full iteration shape
     reduced_axes: tuple = ()
     reason: str = ""  # why the group started
@@ -166,7 +166,7 @@ class _Former:
     def _new_group(self, node: OpNode, reason: str) -> None:
         kind = {"broadcast": "pointwise", "fill": "pointwise"}.get(node.kind, node.kind)
         group = Group(len(self.groups), [node.index], kind, tuple(node.shape),
-                      tuple(node.reduced_axes) if node.kind == "reduction" else (), reason)
+                      tuple(node.reduced_axes) if node.kind in ("reduction", "scan") else (), reason)
         self.groups.append(group)
         self.group_of[node.index] = group.id
 
@@ -191,7 +191,7 @@ class _Former:
         chosen, refusals, pre = None, {}, {}
         # 1. the first producer group that can take the node, reductions first: a reduction's group can
         # take the node as its epilogue and then absorb a pointwise producer group, never the reverse.
-        by_kind = sorted(edges, key=lambda e: self.groups[self._find(self.group_of[e[1].index])].kind != "reduction")
+        by_kind = sorted(edges, key=lambda e: self.groups[self._find(self.group_of[e[1].index])].kind in POINTWISE_KINDS)
         for operand, producer in by_kind:
             group = self.groups[self._find(self.group_of[producer.index])]
             if chosen is None:
@@ -361,6 +361,8 @@ class _Former:
     def _shape_rule(self, group: Group, node: OpNode, operand: Operand):
         if group.kind in ("contraction", "opaque"):
             return False, 7, f"the producer's group is {group.kind}: such ops end groups"
+        if group.kind == "scan" or node.kind == "scan":
+            return scan_rule(self, group, node)
         if node.kind in POINTWISE_KINDS:
             if group.kind == "pointwise":
                 if _same(node.out_shape, group.shape):
@@ -389,8 +391,8 @@ class _Former:
     def _join(self, group: Group, node: OpNode) -> None:
         group.members.append(node.index)
         self.group_of[node.index] = group.id
-        if node.kind == "reduction" and group.kind == "pointwise":
-            group.kind, group.shape, group.reduced_axes = "reduction", tuple(node.shape), tuple(node.reduced_axes)
+        if node.kind in ("reduction", "scan") and group.kind == "pointwise":
+            group.kind, group.shape, group.reduced_axes = node.kind, tuple(node.shape), tuple(node.reduced_axes)
 
 
 def form_groups(nodes: list[OpNode], policy: FusionPolicy | None = None):

@@ -32,7 +32,8 @@ __all__ = ["FlatRegion", "flatten_region"]
 _DIM_ARGS = {
     **{op: [(1, "dim", "in")] for op in ["sum", "mean", "amax", "amin", "var", "var_mean", "_softmax",
                                           "_log_softmax", "softmax", "log_softmax", "_safe_softmax", "select",
-                                          "slice", "narrow", "unbind", "gather", "index_select", "squeeze"]},
+                                          "slice", "narrow", "unbind", "gather", "index_select", "squeeze",
+                                          "cumsum", "cumprod"]},
     "flip": [(1, "dims", "in")],
     **{op: [(2, "dim", "in")] for op in ["split", "split_with_sizes", "chunk", "take_along_dim"]},
     "cat": [(1, "dim", "in")], "stack": [(1, "dim", "out")], "unsqueeze": [(1, "dim", "out")],
@@ -42,7 +43,7 @@ _DIM_ARGS = {
 # flat rows compute the same; anything not here and not in _DIM_ARGS keeps the region in PyTorch.
 _ROWWISE = {"abs", "add", "clamp", "clamp_min", "clamp_max", "div", "eq", "erf", "exp", "ge", "gelu", "gt", "le",
             "log", "lt", "maximum", "minimum", "mul", "ne", "neg", "pow", "reciprocal", "relu", "rsqrt", "sigmoid",
-            "silu", "sqrt", "sub", "tanh", "true_divide", "where", "bitwise_and", "bitwise_or", "bitwise_xor",
+            "silu", "sqrt", "sub", "tanh", "true_divide", "where", "masked_fill", "bitwise_and", "bitwise_or", "bitwise_xor",
             "bitwise_not",
             "floor_divide", "remainder", "cos", "sin", "_to_copy", "clone", "convert_element_type", "embedding",
             "native_layer_norm", "layer_norm", "rms_norm", "_fused_rms_norm", "getitem",

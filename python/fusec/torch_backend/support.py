@@ -27,7 +27,7 @@ __all__ = ["COMPUTE", "FACTORIES", "LAYOUT", "PYTORCH", "VIEWS", "FusecOperatorS
 # to PyTorch, so listing an op here is a promise, not a guess.
 _POINTWISE = ["abs", "add", "clamp", "clamp_min", "clamp_max", "div", "eq", "erf", "exp", "ge", "gelu", "gt",
               "le", "log", "lt", "maximum", "minimum", "mul", "ne", "neg", "pow", "reciprocal", "relu",
-              "rsqrt", "sigmoid", "silu", "sqrt", "sub", "tanh", "true_divide", "where",
+              "rsqrt", "sigmoid", "silu", "sqrt", "sub", "tanh", "true_divide", "where", "masked_fill",
               # integer and comparison arithmetic, T5's position buckets (test/CPU/integer-ops.py)
               "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "floor_divide", "remainder", "cos", "sin"]
 _REDUCTIONS = ["sum", "mean", "amax", "amin", "var", "var_mean"]
@@ -43,9 +43,11 @@ _CASTS = ["_to_copy", "clone", "convert_element_type"]  # the last: prims' (grap
 # index out of range, where eager raises); nll_loss_forward is cross-entropy's pick and mean
 # (test/CPU/gathers.test). Their backward ops scatter and stay in PyTorch.
 _GATHERS = ["embedding", "index", "index_select", "gather", "take_along_dim", "nll_loss_forward", "nll_loss"]
+# Running sums and products (tm_tensor.scan: --fusec-scans-to-generic; test/CPU/scans.test).
+_SCANS = ["cumsum", "cumprod"]
 
 # Ops with arithmetic: a region must hold at least one of these to be worth a kernel.
-COMPUTE = frozenset(_POINTWISE + _REDUCTIONS + _NORMS + _CASTS + _GATHERS)
+COMPUTE = frozenset(_POINTWISE + _REDUCTIONS + _NORMS + _CASTS + _GATHERS + _SCANS)
 # Factories of constants and iotas: computed inside the kernel that reads them (an arange where it is
 # read, --fusec-inline-iotas; a constant as its scalar, --fusec-fold-splat-constants), so taken inside
 # a region, never on their own (a region of factories alone has no input to launch on).

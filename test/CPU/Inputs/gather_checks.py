@@ -3,16 +3,13 @@
 indexing with a tensor, cross-entropy and NLL (with ignored targets), each with the kernel count it
 must compile to. Run by test/CPU/gathers.test and test/Runtime/gathers.test."""
 
-import copy
 import sys
 
 import torch
 import torch.nn.functional as F
 
-import fusec
-from fusec.numerics import compare
-
-from bert_embeddings import BertEmbeddings  # this directory (the script's) is on sys.path
+import eager_check  # this directory (the script's) is on sys.path
+from bert_embeddings import BertEmbeddings
 
 torch.manual_seed(0)
 device = torch.device(sys.argv[1])
@@ -20,24 +17,7 @@ big = len(sys.argv) > 2 and sys.argv[2] == "big"  # the GPU's sizes
 
 
 def check(label, model, inputs, kernels):
-    target = "cuda" if device.type == "cuda" else "cpu"
-    fn = fusec.compile(model, inputs, target=target)
-    outs = fn(*inputs)
-    outs = outs if isinstance(outs, tuple) else (outs,)
-    wide = tuple(t.double() if t.is_floating_point() else t for t in inputs)
-    reference = copy.deepcopy(model).double() if isinstance(model, torch.nn.Module) else model
-    with torch.no_grad():
-        refs = reference(*wide)
-    refs = refs if isinstance(refs, tuple) else (refs,)
-    bad = []
-    for i, (out, ref) in enumerate(zip(outs, refs)):
-        max_abs, _, tol = compare(out, ref.to(out.dtype) if out.dtype in (torch.bfloat16, torch.float16) else ref)
-        if not max_abs <= tol:
-            bad.append(f"output {i}: max abs err {max_abs:.3e} > {tol:.3e}")
-    n = len(fn.manifest["kernels"])
-    if n != kernels:
-        bad.append(f"{n} kernels, expected {kernels}")
-    print(f"{label}: {n} kernel{'s' if n != 1 else ''}, {'ok' if not bad else 'WRONG ' + '; '.join(bad)}")
+    eager_check.check(label, model, inputs, kernels, device)
 
 
 class ScaledEmbedding(torch.nn.Module):
