@@ -8,18 +8,16 @@
 # REQUIRES: cuda
 # RUN: %python %s %S/../CPU/Inputs | FileCheck %s
 
-import copy
 import importlib.util
 import os
 import sys
 
 import torch
 
-import fusec
-from fusec.numerics import compare
-
 torch.manual_seed(0)
 inputs_dir = sys.argv[1]
+sys.path.insert(0, inputs_dir)
+import eager_check  # noqa: E402 (test/CPU/Inputs, the first argument)
 
 
 def load(name):
@@ -30,24 +28,7 @@ def load(name):
 
 
 def check(label, model, inputs, kernels=None):
-    fn = fusec.compile(model, inputs)
-    outs = fn(*inputs)
-    outs = outs if isinstance(outs, tuple) else (outs,)
-    wide = tuple(t.double() if t.is_floating_point() else t for t in inputs)
-    reference = copy.deepcopy(model).double() if isinstance(model, torch.nn.Module) else model
-    with torch.no_grad():
-        refs = reference(*wide)
-    refs = refs if isinstance(refs, tuple) else (refs,)
-    bad = []
-    for i, (out, ref) in enumerate(zip(outs, refs)):
-        ref = ref.to(out.dtype) if ref.is_floating_point() and not out.is_floating_point() else ref
-        max_abs, _, tol = compare(out, ref)
-        if max_abs > tol:
-            bad.append(f"output {i}: max abs err {max_abs:.3e} > {tol:.3e}")
-    n = len(fn.manifest["kernels"])
-    if kernels is not None and n != kernels:
-        bad.append(f"{n} kernels, expected {kernels}")
-    print(f"{label}: {n} kernel{'s' if n != 1 else ''}, {'ok' if not bad else 'WRONG ' + '; '.join(bad)}")
+    eager_check.check(label, model, inputs, kernels, cuda)
 
 
 cuda = torch.device("cuda")
