@@ -20,6 +20,10 @@ from .cuda_tools import libdevice_path
 __all__ = ["translate_to_llvm_ir", "compile_to_ptx"]
 
 TRIPLE = "nvptx64-nvidia-cuda"
+# NVPTX's data layout (what llvmlite's NVPTX target machine reports). The translation computes the
+# alignment of every load and store that does not name one from it: without it, LLVM's default
+# layout gave an i64 or f64 `align 4`, and NVPTX split each such access into two 32-bit ones.
+DATA_LAYOUT = "e-p6:32:32-i64:64-i128:128-i256:256-v16:16-v32:32-n16:32:64"
 
 
 def translate_to_llvm_ir(module) -> str:
@@ -33,6 +37,8 @@ def translate_to_llvm_ir(module) -> str:
     ctx = module.context
     with ctx, ir.Location.unknown(ctx):
         device = ir.Module.create()
+        device.operation.attributes["llvm.data_layout"] = ir.StringAttr.get(DATA_LAYOUT)
+        device.operation.attributes["llvm.target_triple"] = ir.StringAttr.get(TRIPLE)
         for op in gpu_modules[0].regions[0].blocks[0].operations:
             device.body.append(op.operation.clone())
         text = str(llvm_dialect.translate_module_to_llvmir(device.operation))
@@ -122,6 +128,8 @@ def compile_to_ptx(llvm_ir: str, *, arch: str = "sm_90", features: str = "+ptx80
     mod.link_in(libdevice)
     target = llvm.Target.from_triple(TRIPLE)
     machine = target.create_target_machine(cpu=arch, features=features, opt=opt_level)
+    if str(machine.target_data) != DATA_LAYOUT:  # the translation's alignments assumed DATA_LAYOUT
+        raise FusecError(f"llvmlite's NVPTX data layout is {machine.target_data}, not {DATA_LAYOUT}")
     mod.data_layout = str(machine.target_data)
     for fn in mod.functions:
         if not fn.is_declaration and fn.name not in kernels:
