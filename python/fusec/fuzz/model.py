@@ -37,7 +37,7 @@ VALUE_CLASSES = {"randn": ("", 1.0), "nan": ('.masked_fill(torch.rand({dims}) < 
 UNARY = ("neg", "relu", "scalar", "exp", "tanh", "sigmoid", "silu", "gelu", "gelu_tanh", "rsqrt", "pow2", "clamp")
 BINARY = ("add", "mul", "sub", "div", "where")
 FAMILIES = ("unary", "binary", "reduce") * 3 + ("cast",)  # weights 3:3:3:1
-REDUCE = ("sum", "mean", "amax", "softmax", "log_softmax", "layer_norm", "rms_norm")
+REDUCE = ("sum", "mean", "amax", "softmax", "log_softmax", "layer_norm", "rms_norm", "cumsum")
 
 @dataclasses.dataclass(frozen=True)
 class Value:

@@ -134,6 +134,12 @@ def _reduce(b: Builder, op: str, a: Value):
         lo = 0.0 if op == "softmax" else a.lo - a.hi - math.log(max(n, 1))
         return f"torch.{op}({a.name}, dim={_dim_text((dim,), rank)})", a.shape, a.dtype, lo, \
             (1.0 if op == "softmax" else 0.0), False
+    if op == "cumsum":  # a running sum: each partial sum of k <= n elements lies in [k lo, k hi]
+        (dim,) = _dims(b, rank, several=False)
+        n = a.shape[dim]
+        b.m.longest_reduction = max(b.m.longest_reduction, n)
+        lo, hi = min(a.lo, a.lo * n), max(a.hi, a.hi * n)
+        return f"torch.cumsum({a.name}, dim={_dim_text((dim,), rank)})", a.shape, a.dtype, lo, hi, False
     if op == "layer_norm":
         k = 2 if rank >= 2 and b.draw(st.integers(0, 3)) == 3 else 1
         norm = a.shape[-k:]
