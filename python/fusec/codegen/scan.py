@@ -66,6 +66,8 @@ def read_scan_group(ops, gid: int, read_members, outputs_of, order_problem) -> t
         return Facts(gid, refusal=problem), None
     group = ScanGroup(ops, members, scan, outputs_of(latest, ops), out_map=scan.maps[1])
     full = tuple(ir.MemRefType(scan.out.type).shape)
+    if not all(str(e).startswith("d") and str(e)[1:].isdigit() for e in group.out_map.results):
+        return Facts(gid, refusal="a scan that writes through an index map"), None
     loops = [int(str(e)[1:]) for e in group.out_map.results]  # buffer dim t is loop dim loops[t]
     extents = [0] * len(full)
     for t, d in enumerate(loops):
