@@ -38,39 +38,42 @@ from __future__ import annotations
 from fusec.mlir import ir
 from torch_mlir.dialects import arith, linalg
 
+from fusec.codegen.kernel import attributes
+
 from .classify_ops import SCAN_ATTR
 from .fold_layout_ops import iterator_attr, maps_attr
 
 FLAG = "fusec-scans-to-generic"
 SUMMARY = "Rewrite an inclusive tm_tensor.scan (cumsum) as a linalg.generic marked fusec.scan"
 
-_IDENTITIES = {"arith.addf": 0.0, "arith.addi": 0, "arith.mulf": 1.0, "arith.muli": 1}
+# The combiners a scan may have, and the value each starts from (what folding into changes nothing).
+IDENTITIES = {"arith.addf": 0.0, "arith.addi": 0, "arith.mulf": 1.0, "arith.muli": 1}
 
 
 def _combiner(op):
     """The scan body's one combining op, reading both block arguments, or None."""
     block = op.regions[0].blocks[0]
     ops = list(block.operations)
-    if len(ops) != 2 or ops[0].name not in _IDENTITIES or ops[1].operands[0] != ops[0].results[0]:
+    if len(ops) != 2 or ops[0].name not in IDENTITIES or ops[1].operands[0] != ops[0].results[0]:
         return None
     if {v for v in ops[0].operands} != set(block.arguments):
         return None
     return ops[0]
 
 
-def _attributes(op) -> dict:
-    return {name: op.attributes[name] for name in (a if isinstance(a, str) else a.name for a in op.attributes)}
+def constant_of(scalar):
+    """The number a scalar `arith.constant` holds, or None (for any other value)."""
+    if isinstance(scalar.owner, ir.Block) or scalar.owner.name != "arith.constant":
+        return None
+    attr = scalar.owner.attributes["value"]
+    return ir.FloatAttr(attr).value if isinstance(scalar.type, ir.FloatType) else ir.IntegerAttr(attr).value
 
 
 def _fill_value(value):
     """The constant a `linalg.fill` result holds, or None."""
     if isinstance(value.owner, ir.Block) or value.owner.name != "linalg.fill":
         return None
-    scalar = value.owner.operands[0]
-    if isinstance(scalar.owner, ir.Block) or scalar.owner.name != "arith.constant":
-        return None
-    attr = scalar.owner.attributes["value"]
-    return ir.FloatAttr(attr).value if isinstance(scalar.type, ir.FloatType) else ir.IntegerAttr(attr).value
+    return constant_of(value.owner.operands[0])
 
 
 def _dynamic_sizes(value) -> list:
@@ -90,7 +93,7 @@ def _rewrite(op) -> None:
         return
     comb = _combiner(op)
     source, out, acc = op.operands
-    if comb is None or _fill_value(acc) != _IDENTITIES[comb.name]:
+    if comb is None or _fill_value(acc) != IDENTITIES[comb.name]:
         return
     rank = ir.RankedTensorType(out.type).rank
     dim = int(ir.IntegerAttr(op.attributes["dimension"]).value)
@@ -107,7 +110,7 @@ def _rewrite(op) -> None:
         # Every element of the result is written, none read first: its init need not be filled.
         empty = ir.Operation.create("tensor.empty", results=[out.type], operands=_dynamic_sizes(out)).result
         if carried != element:
-            acc = _filled_like(acc, carried, _IDENTITIES[comb.name])
+            acc = _filled_like(acc, carried, IDENTITIES[comb.name])
         new = ir.Operation.create(
             "linalg.generic", results=[out.type, acc.type], operands=[source, empty, acc],
             attributes={"indexing_maps": maps_attr([full, full, along]),
@@ -122,7 +125,7 @@ def _rewrite(op) -> None:
             mapping = {old[0]: body.arguments[2], old[1]: x}
             combined = ir.Operation.create(comb.name, results=[carried],
                                            operands=[mapping[v] for v in comb.operands],
-                                           attributes=_attributes(comb)).result
+                                           attributes=attributes(comb)).result
             result = combined if carried == element else arith.TruncFOp(element, combined).result
             linalg.YieldOp([result, combined])
     op.results[0].replace_all_uses_with(new.results[0])

@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 
 from fusec.mlir import ir
+from fusec.passes.scans_to_generic import IDENTITIES, constant_of
 from torch_mlir.dialects import arith, gpu, memref, scf
 
 from .combine import WARP, workgroup_buffer
@@ -34,7 +35,6 @@ from .plan import Facts
 
 __all__ = ["ScanGroup", "read_scan_group", "build_rows", "build_columns"]
 
-_IDENTITY = {"arith.addf": 0.0, "arith.addi": 0, "arith.mulf": 1.0, "arith.muli": 1}
 
 
 @dataclasses.dataclass
@@ -91,12 +91,12 @@ def _scan_problem(scan, members) -> str:
     block = scan.op.regions[0].blocks[0]
     carried = block.arguments[len(block.arguments) - 1]
     users = [op for op in block.operations if any(v == carried for v in op.operands)]
-    if len(users) != 1 or users[0].name not in _IDENTITY:
+    if len(users) != 1 or users[0].name not in IDENTITIES:
         return "a scan whose body is not one sum or product"
     scan.combiner = users[0]
     if len(scan.op.opview.outputs) != 2:
         return "a scan without its carried value"
-    if _fill_value(members, scan.op.opview.outputs[1]) != _IDENTITY[users[0].name]:
+    if _fill_value(members, scan.op.opview.outputs[1]) != IDENTITIES[users[0].name]:
         return "a scan whose carried value does not start at its identity"
     # The running values exist one element at a time: whatever reads them (or a value computed from
     # them) must read them at the element it computes.
@@ -114,11 +114,7 @@ def _fill_value(members, buffer):
     """The constant a fill member of the group wrote into `buffer`, or None."""
     for m in members:
         if m.kind == "fill" and m.out == buffer:
-            scalar = m.inputs[0]
-            if isinstance(scalar.owner, ir.Block) or scalar.owner.name != "arith.constant":
-                return None
-            attr = scalar.owner.attributes["value"]
-            return ir.FloatAttr(attr).value if isinstance(scalar.type, ir.FloatType) else ir.IntegerAttr(attr).value
+            return constant_of(m.inputs[0])
     return None
 
 
@@ -129,7 +125,7 @@ def _combine(z, a, b):
 
 def _identity(z):
     kind = z.combiner.results[0].type
-    value = _IDENTITY[z.combiner.name]
+    value = IDENTITIES[z.combiner.name]
     attr = ir.FloatAttr.get(kind, value) if isinstance(kind, ir.FloatType) else ir.IntegerAttr.get(kind, value)
     return arith.ConstantOp(kind, attr).result
 
