@@ -41,19 +41,21 @@ FLAG = "fusec-concat-to-generic"
 SUMMARY = "Rewrite tensor.concat as a pointwise linalg.generic that selects among its pieces"
 
 
-def _static_piece(value):
-    """The piece itself, or the static tensor a `tensor.cast` to a dynamic type came from."""
-    while not isinstance(value.owner, ir.Block) and value.owner.name == "tensor.cast" \
-            and not value.type.has_static_shape:
+def _piece(value, dim: int):
+    """The piece itself, or the tensor a `tensor.cast` to a less static type came from; None when its
+    extent along the concatenated dim is not static."""
+    while not isinstance(value.owner, ir.Block) and value.owner.name == "tensor.cast":
         value = value.owner.operands[0]
-    return value if value.type.has_static_shape else None
+    return None if ir.RankedTensorType(value.type).is_dynamic_dim(dim) else value
 
 
 def _rewrite(op) -> None:
+    """Dims other than the concatenated one may be dynamic (the rows): the result's extent there is
+    the first piece's."""
     result = ir.RankedTensorType(op.results[0].type)
     dim = int(ir.IntegerAttr(op.attributes["dim"]).value)
-    pieces = [_static_piece(v) for v in op.operands]
-    if not result.has_static_shape or any(p is None for p in pieces):
+    pieces = [_piece(v, dim) for v in op.operands]
+    if result.is_dynamic_dim(dim) or any(p is None for p in pieces):
         return
     rank = result.rank
     sizes = [ir.RankedTensorType(p.type).shape[dim] for p in pieces]
@@ -65,7 +67,9 @@ def _rewrite(op) -> None:
         maps.append(ir.AffineMap.get(rank, 0, exprs))
     element = result.element_type
     with ir.InsertionPoint(op), op.location:
-        empty = tensor.EmptyOp(list(result.shape), element).result
+        shape = [tensor.DimOp(pieces[0], arith.ConstantOp(ir.IndexType.get(), i).result).result
+                 if result.is_dynamic_dim(i) else n for i, n in enumerate(result.shape)]
+        empty = tensor.EmptyOp(shape, element).result
         new = ir.Operation.create(
             "linalg.generic", results=[result], operands=[*pieces, empty],
             attributes={"indexing_maps": maps_attr([*maps, ir.AffineMap.get_identity(rank)]),

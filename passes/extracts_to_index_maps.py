@@ -10,7 +10,7 @@ input of the generic read through that map, and the op fuses like a slice does
 are: those are the gathers a later kernel evaluator reads at computed indices.
 
 Algorithm: for each all-parallel linalg.generic with an identity output map, each `tensor.extract`
-of a static tensor defined outside the op whose indices are built from `linalg.index`,
+of a tensor defined outside the op whose indices are built from `linalg.index`,
 `arith.constant` and `arith.addi` / `subi` / `muli` (by a constant) becomes a new input; its
 `linalg.index` ops are erased once unused.
 
@@ -69,10 +69,22 @@ def _bounded(exprs, shape, extents) -> list:
     out = []
     for e, size in zip(exprs, shape):
         d = e.maybe_downcast()
-        if isinstance(d, ir.AffineDimExpr) and extents[d.position] != size:
+        if isinstance(d, ir.AffineDimExpr) and extents[d.position] != size and not ir.ShapedType.is_dynamic_size(size):
             e = e % extents[d.position]
         out.append(e)
     return out
+
+
+def _dynamic_dims_kept(exprs, shape, extents) -> bool:
+    """A dynamic dim of the source (the rows) is read at a bare loop dim that is dynamic too (the same
+    rows, as torch-mlir's flip over dynamic rows reads them); a map cannot shift or bound by an extent
+    it does not know."""
+    for e, size in zip(exprs, shape):
+        if ir.ShapedType.is_dynamic_size(size):
+            d = e.maybe_downcast()
+            if not isinstance(d, ir.AffineDimExpr) or not ir.ShapedType.is_dynamic_size(extents[d.position]):
+                return False
+    return True
 
 
 def _candidates(op):
@@ -84,12 +96,12 @@ def _candidates(op):
         if inner.name != "tensor.extract":
             continue
         source = inner.operands[0]
-        if not isinstance(source.type, ir.RankedTensorType) or not source.type.has_static_shape:
+        if not isinstance(source.type, ir.RankedTensorType):
             continue
         if not isinstance(source.owner, ir.Block) and source.owner.parent == op.operation:
             continue
         exprs = [_affine(v, op.operation) for v in list(inner.operands)[1:]]
-        if any(e is None for e in exprs):
+        if any(e is None for e in exprs) or not _dynamic_dims_kept(exprs, source.type.shape, extents):
             continue
         m = ir.AffineMap.get(out_map.n_dims, 0, _bounded(exprs, source.type.shape, extents))
         found.append((inner, m))

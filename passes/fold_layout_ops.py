@@ -18,7 +18,13 @@ Algorithm:
   3. any other use (a reduction, a contraction, the function's result) gets a copy: a pointwise
      generic that reads the base through `view` (it fuses into its consumer's kernel as a prologue,
      or is the one kernel that writes a returned slice);
-  4. layout ops left without uses are erased. Shapes must be static.
+  4. layout ops left without uses are erased.
+
+Dynamic dims (the rows of a model compiled with dynamic rows) are allowed wherever the map does not
+need their extent: a slice's dynamic size at a static offset and stride (`x[:, 64:]` of `?x128`
+keeps d0), the outermost dim of a reshape's group (`?x256` expanded to `?x2x128`), any dim of a
+transpose or cast. A copy's dynamic sizes are `tensor.dim`s of the view (canonicalize folds them
+to the slice's size operands).
 
 Before:
     %s = tensor.extract_slice %x[0, 64] [8, 64] [1, 1] : tensor<8x128xf32> to tensor<8x64xf32>
@@ -32,7 +38,7 @@ After:
 from __future__ import annotations
 
 from fusec.mlir import ir
-from torch_mlir.dialects import linalg, tensor
+from torch_mlir.dialects import arith, linalg, tensor
 
 from .classify_ops import indexing_maps, iterator_kinds
 
@@ -45,8 +51,11 @@ LAYOUT_OPS = _MOVES + _RESHAPES
 CONCAT_ATTR = "fusec.concat"  # on the generic fusec-concat-to-generic makes of a tensor.concat
 
 
-def _static(value) -> bool:
-    return isinstance(value.type, ir.RankedTensorType) and value.type.has_static_shape
+_DYNAMIC = ir.ShapedType.get_dynamic_size()
+
+
+def _ranked(value) -> bool:
+    return isinstance(value.type, ir.RankedTensorType)
 
 
 def _ints(attr) -> list[int]:
@@ -58,10 +67,11 @@ def _dims(n: int) -> list:
 
 
 def _slice_exprs(op) -> list | None:
-    """The source index of a static extract_slice's result element (d0, d1, ...)."""
-    if len(op.operands) != 1:  # dynamic offsets, sizes or strides
-        return None
+    """The source index of an extract_slice's result element (d0, d1, ...): offsets and strides
+    static; a size may be dynamic (the rows)."""
     offsets, sizes, strides = (_ints(op.attributes[n]) for n in ("static_offsets", "static_sizes", "static_strides"))
+    if _DYNAMIC in offsets or _DYNAMIC in strides:
+        return None
     result = list(ir.RankedTensorType(op.results[0].type).shape)
     exprs, j = [], 0
     for off, size, stride in zip(offsets, sizes, strides):
@@ -79,10 +89,12 @@ def _reassociation(op) -> list[list[int]]:
     return [[int(ir.IntegerAttr(d).value) for d in g] for g in op.attributes["reassociation"]]
 
 
-def _expand_exprs(op) -> list:
+def _expand_exprs(op) -> list | None:
     shape = list(ir.RankedTensorType(op.results[0].type).shape)
     exprs = []
     for group in _reassociation(op):
+        if any(shape[d] == _DYNAMIC for d in group[1:]):  # an inner extent the map would multiply by
+            return None
         e = ir.AffineConstantExpr.get(0)
         for d in group:
             e = e * shape[d] + ir.AffineDimExpr.get(d)
@@ -90,10 +102,12 @@ def _expand_exprs(op) -> list:
     return exprs
 
 
-def _collapse_exprs(op) -> list:
+def _collapse_exprs(op) -> list | None:
     src = list(ir.RankedTensorType(op.operands[0].type).shape)
     exprs = [None] * len(src)
     for j, group in enumerate(_reassociation(op)):
+        if any(src[d] == _DYNAMIC for d in group[1:]):
+            return None
         inner = 1
         for d in reversed(group):
             e = ir.AffineExpr.get_floor_div(ir.AffineDimExpr.get(j), ir.AffineConstantExpr.get(inner))
@@ -104,7 +118,7 @@ def _collapse_exprs(op) -> list:
 
 def _own_exprs(op) -> list | None:
     """The index of op's source element that its result element (d0, d1, ...) is; None if unknown."""
-    if not (_static(op.operands[0]) and _static(op.results[0])):
+    if not (_ranked(op.operands[0]) and _ranked(op.results[0])):
         return None
     name = op.name
     rank = ir.RankedTensorType(op.results[0].type).rank
@@ -118,7 +132,7 @@ def _own_exprs(op) -> list | None:
     if name == "tensor.collapse_shape":
         return _collapse_exprs(op)
     if name == "tensor.cast":
-        return _dims(rank)
+        return _dims(rank) if ir.RankedTensorType(op.operands[0].type).rank == rank else None
     return None
 
 
@@ -157,7 +171,7 @@ def _bounded(exprs, value, base) -> list:
     out = []
     for i, e in enumerate(exprs):
         d = e.maybe_downcast()
-        if isinstance(d, ir.AffineDimExpr) and shape[d.position] != base_shape[i]:
+        if isinstance(d, ir.AffineDimExpr) and shape[d.position] != base_shape[i] and shape[d.position] != _DYNAMIC:
             e = e % shape[d.position]
         out.append(e)
     return out
@@ -175,10 +189,13 @@ def maps_attr(maps) -> ir.ArrayAttr:
     return ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps])
 
 
-def copy_through(base, exprs, result_type, loc):
-    """A pointwise generic whose element at d is base at `exprs` (inserted at the current point)."""
+def copy_through(base, exprs, result_type, loc, sizes_of=None):
+    """A pointwise generic whose element at d is base at `exprs` (inserted at the current point); a
+    dynamic result dim takes its extent from `sizes_of` (a value of the result's shape)."""
     t = ir.RankedTensorType(result_type)
-    empty = tensor.EmptyOp(list(t.shape), t.element_type, loc=loc).result
+    shape = [tensor.DimOp(sizes_of, arith.ConstantOp(ir.IndexType.get(), i).result, loc=loc).result
+             if n == _DYNAMIC else n for i, n in enumerate(t.shape)]
+    empty = tensor.EmptyOp(shape, t.element_type, loc=loc).result
     rank = t.rank
     op = ir.Operation.create(
         "linalg.generic", results=[t], operands=[base, empty],
@@ -217,7 +234,7 @@ def _fold_use(use) -> None:
         _fold_into(consumer, use.operand_number, base, exprs)
         return
     with ir.InsertionPoint(consumer), consumer.location:
-        copy = copy_through(base, exprs, value.type, consumer.location)
+        copy = copy_through(base, exprs, value.type, consumer.location, sizes_of=value)
     consumer.operands[use.operand_number] = copy.results[0]
 
 

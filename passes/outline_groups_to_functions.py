@@ -8,9 +8,10 @@ The host function then holds what the GPU host function holds after outlining (a
 constants, buffer views, calls in order, copies, the return), so the launch manifest reads both the
 same way and the CPU runtime performs the same steps.
 
-Buffer allocations, constants, views and sizes (`memref.dim`) are first hoisted to the top of the
-host function (they have no side effects and depend only on each other and the arguments), so that
-only the group's own ops are left between its ops.
+Buffer allocations, constants, views and sizes (`memref.dim`, and index arithmetic on them: a flip
+of dynamic rows reads row `rows - 1 - i`) are first hoisted to the top of the host function (they
+have no side effects and depend only on each other and the arguments), so that only the group's own
+ops are left between its ops. A size a kernel uses is computed again inside it from its buffers.
 
 Kernels take bare pointers, which carry no sizes. A buffer with a dynamic row count (dim 0: a model
 compiled with `dynamic_shapes`) is passed cast to a static type (its outermost extent a bound no
@@ -61,12 +62,22 @@ def _group(op):
     return int(ir.IntegerAttr(op.attributes["fusec.group"]).value) if "fusec.group" in op.attributes else None
 
 
+def _size_arithmetic(op) -> bool:
+    """Index arithmetic of the host function (on sizes), not an op of a group."""
+    return op.name.startswith("arith.") and len(op.results) > 0 and "fusec.group" not in op.attributes \
+        and all(isinstance(r.type, ir.IndexType) for r in op.results)
+
+
+def _hoisted(op) -> bool:
+    return op.name in _HOISTED or _size_arithmetic(op)
+
+
 def _runs(block) -> list[list]:
     """Consecutive ops of one group (an untagged op is a run of its own), in order."""
     runs, last = [], None
     for op in block.operations:
         op = op.operation
-        if op.name in _HOST_ONLY or op.name in _HOISTED:
+        if op.name in _HOST_ONLY or _hoisted(op):
             last = None
             continue
         group = _group(op)
@@ -112,6 +123,10 @@ def _outline(module_body, run: list, name: str) -> None:
         for result in op.results:
             if any(not _ancestor_in(use.owner.operation, members) for use in result.uses):
                 raise ValueError(f"{op.name} of {name} defines a value used outside its group")
+    sized = _size_recipes([v for v in outside if isinstance(v.type, ir.IndexType)], name)
+    outside = [v for v in outside if not isinstance(v.type, ir.IndexType)]
+    outside += [v for op in sized for v in op.operands
+                if not isinstance(v.type, ir.IndexType) and v not in outside]  # the buffers sizes read
     constants = [v for v in outside if isinstance(v.owner, (ir.Operation, ir.OpView))
                  and v.owner.operation.name in ("arith.constant", "memref.get_global")]
     buffers = [v for v in outside if v not in constants]
@@ -138,6 +153,12 @@ def _outline(module_body, run: list, name: str) -> None:
         for v in buffers:
             replacements[v] = _dynamic_view(v.type, next(args), args)
         replacements.update(zip(sizes, args))
+        for op in sized:  # the sizes, computed again from the kernel's own buffers
+            clone = op.clone()
+            for i, operand in enumerate(clone.operands):
+                if operand in replacements:
+                    clone.operands[i] = replacements[operand]
+            replacements.update(zip(op.results, clone.results))
         for v in scratch:
             clone = v.owner.clone()
             for i, size in enumerate(clone.operands):
@@ -160,6 +181,29 @@ def _outline(module_body, run: list, name: str) -> None:
         op.walk(redirect)
     for value in scratch:
         value.owner.operation.erase()
+
+
+def _size_recipes(values, name: str) -> list:
+    """The host ops that compute these index values (constants, `memref.dim`s of buffers, index
+    arithmetic), operands first."""
+    ops = []
+
+    def visit(value):
+        owner = value.owner
+        if isinstance(owner, ir.Block) or not (owner.operation.name in ("arith.constant", "memref.dim")
+                                                or _size_arithmetic(owner.operation)):
+            raise ValueError(f"{name} uses a host index value that is not computed from sizes")
+        op = owner.operation
+        if op in ops:
+            return
+        for operand in op.operands:
+            if isinstance(operand.type, ir.IndexType):
+                visit(operand)
+        ops.append(op)
+
+    for value in values:
+        visit(value)
+    return ops
 
 
 def _static_view(buffer) -> list:
@@ -190,9 +234,9 @@ def run(module_op, pass_) -> None:
     for host in hosts:
         block = host.regions[0].blocks[0]
         ops = [op.operation for op in block.operations]
-        anchor = next(op for op in ops if op.name not in _HOISTED)
+        anchor = next(op for op in ops if not _hoisted(op))
         for op in ops:
-            if op.name in _HOISTED:
+            if _hoisted(op):
                 op.move_before(anchor)
         for n, run_ops in enumerate(_runs(block)):
             _outline(body, run_ops, f"{_symbol(host)}_kernel_{n}")

@@ -105,3 +105,35 @@ def per_shape_rotary():
     print(f"per-shape regions: {len(regions)}, shapes compiled: {[r.call.region.shapes_compiled for r in regions]}, "
           f"failures: {[f for r in regions for f in r.call.region.failures]}")
     print(next(line for line in tb.reports[-1].lines() if "shape_region" in line))
+
+
+class ChunkedSwiGLURotate(torch.nn.Module):
+    """Layout ops along the last dim of [batch, seq, 128]: SwiGLU over x.chunk(2, -1), then
+    rotate_half's slices, neg and cat (a weight keeps the last dim static, as a model's do)."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.randn(128))
+
+    def forward(self, x):
+        gate, up = (x * self.w).chunk(2, dim=-1)
+        h = torch.nn.functional.silu(gate) * up
+        return h * 2 + torch.cat([-h[..., 32:], h[..., :32]], -1)
+
+
+# Slices, chunks and cats along static dims fold over dynamic rows (fusec-fold-layout-ops), so the
+# region is flattened like any row-wise one: compiled once, for every (batch, seq), not per shape.
+# CHECK-LABEL: TEST: layout_ops_flat
+# CHECK-NEXT:  match eager at (2, 8) (3, 5) (5, 17): True
+# CHECK-NEXT:  fusec regions: ['aten.mul, aten.split, aten.silu, aten.mul, aten.mul, aten.slice, aten.neg, aten.slice, aten.cat, aten.add: compiled'] compiles: 1
+@run
+def layout_ops_flat():
+    tb.reports.clear()
+    compiles.clear()
+    model = ChunkedSwiGLURotate()
+    fn = torch.compile(model, backend="fusec", dynamic=True)
+    with torch.no_grad():
+        ok = all(close(fn(x), model(x)) for x in (torch.randn(b, t, 128) for b, t in [(2, 8), (3, 5), (5, 17)]))
+    print("match eager at (2, 8) (3, 5) (5, 17):", ok)
+    report = tb.reports[-1]
+    print("fusec regions:", [f"{', '.join(r.ops)}: {r.status}" for r in report.fusec_regions], f"compiles: {len(compiles)}")

@@ -23,24 +23,12 @@ import dataclasses
 import torch
 
 from ..diagnostics import FusecError
-from .support import op_name, prefix_of, tensors_of
+from .support import DIM_ARGS, op_name, prefix_of, tensors_of
 
 __all__ = ["FlatRegion", "flatten_region"]
 
-# Ops and where their dim arguments are: (position, keyword, whose rank: "in" the first input's,
-# "out" the result's). A missing dim argument means dim 0 or every dim: not flattenable.
-_DIM_ARGS = {
-    **{op: [(1, "dim", "in")] for op in ["sum", "mean", "amax", "amin", "var", "var_mean", "_softmax",
-                                          "_log_softmax", "softmax", "log_softmax", "_safe_softmax", "select",
-                                          "slice", "narrow", "unbind", "gather", "index_select", "squeeze",
-                                          "cumsum", "cumprod"]},
-    "flip": [(1, "dims", "in")],
-    **{op: [(2, "dim", "in")] for op in ["split", "split_with_sizes", "chunk", "take_along_dim"]},
-    "cat": [(1, "dim", "in")], "stack": [(1, "dim", "out")], "unsqueeze": [(1, "dim", "out")],
-    "transpose": [(1, "dim0", "in"), (2, "dim1", "in")], "roll": [(2, "dims", "in")],
-}
 # Ops with no dim argument that work element by element (or gather along a static table's rows), so
-# flat rows compute the same; anything not here and not in _DIM_ARGS keeps the region in PyTorch.
+# flat rows compute the same; anything not here and not in DIM_ARGS keeps the region in PyTorch.
 _ROWWISE = {"abs", "add", "clamp", "clamp_min", "clamp_max", "div", "eq", "erf", "exp", "ge", "gelu", "gt", "le",
             "log", "lt", "maximum", "minimum", "mul", "ne", "neg", "pow", "reciprocal", "relu", "rsqrt", "sigmoid",
             "silu", "sqrt", "sub", "tanh", "true_divide", "where", "masked_fill", "bitwise_and", "bitwise_or", "bitwise_xor",
@@ -115,7 +103,7 @@ def _rewrite_dims(node, k: int) -> None:
             raise FusecError(f"{op_name(node)} moves a symbolic dim")
         node.args = (node.args[0], [0] + [o - k + 1 for o in order[k:]], *node.args[2:])
         return
-    for position, keyword, whose in _DIM_ARGS.get(base, []):
+    for position, keyword, whose in DIM_ARGS.get(base, []):
         args, kwargs = list(node.args), dict(node.kwargs)
         value = args[position] if len(args) > position else kwargs.get(keyword)
         if value is None:
@@ -146,7 +134,7 @@ def flatten_region(gm: torch.fx.GraphModule) -> FlatRegion | None:
         if not any(prefix_of(t) for t in tensors_of(node.meta.get("val"))) and \
                 not any(prefix_of(a.meta.get("val")) for a in node.all_input_nodes):
             continue  # static work (on a weight): unchanged
-        if base in _DIM_ARGS or base == "permute":
+        if base in DIM_ARGS or base == "permute":
             _rewrite_dims(node, k)
         elif base not in _ROWWISE:
             raise FusecError(f"{op_name(node)} over symbolic dims ({', '.join(prefix)}) cannot be flattened "

@@ -20,7 +20,7 @@ import collections
 import torch
 from torch.fx.passes.operator_support import OperatorSupportBase
 
-__all__ = ["COMPUTE", "FACTORIES", "LAYOUT", "PYTORCH", "VIEWS", "FusecOperatorSupport", "graph_rows",
+__all__ = ["COMPUTE", "DIM_ARGS", "FACTORIES", "LAYOUT", "PYTORCH", "VIEWS", "FusecOperatorSupport", "graph_rows",
            "has_inner_symbols", "is_compute", "op_name", "prefix_of", "tensors_of", "why_pytorch"]
 
 # Kept to what fusec's tests and fuzzer cover: an op fusec then fails on sends its whole region back
@@ -63,6 +63,18 @@ VIEWS = frozenset(["view", "_unsafe_view", "reshape", "unsqueeze", "squeeze", "e
 LAYOUT = frozenset(["slice", "select", "narrow", "split", "split_with_sizes", "chunk", "unbind", "cat", "stack",
                     "roll", "flip"])
 
+# Ops and where their dim arguments are: (position, keyword, whose rank: "in" the first input's,
+# "out" the result's). A missing dim argument means dim 0 or every dim: not flattenable.
+DIM_ARGS = {
+    **{op: [(1, "dim", "in")] for op in ["sum", "mean", "amax", "amin", "var", "var_mean", "_softmax",
+                                          "_log_softmax", "softmax", "log_softmax", "_safe_softmax", "select",
+                                          "slice", "narrow", "unbind", "gather", "index_select", "squeeze",
+                                          "cumsum", "cumprod"]},
+    "flip": [(1, "dims", "in")],
+    **{op: [(2, "dim", "in")] for op in ["split", "split_with_sizes", "chunk", "take_along_dim"]},
+    "cat": [(1, "dim", "in")], "stack": [(1, "dim", "out")], "unsqueeze": [(1, "dim", "out")],
+    "transpose": [(1, "dim0", "in"), (2, "dim1", "in")], "roll": [(2, "dims", "in")],
+}
 _MATMUL = "matmul (contraction): PyTorch's cuBLAS/MKL kernel; fusec does not compile contractions"
 _ATTENTION = "attention: PyTorch's fused attention kernel; fusec does not compile attention"
 # Ops known to stay in PyTorch, with the reason the partition report gives.
@@ -185,18 +197,34 @@ def why_pytorch(node: torch.fx.Node, rows: tuple = (), per_shape: bool = False) 
     if not _shapes_supported(node, rows):
         return ("dynamic shape: fusec compiles static shapes and symbolic leading dims (rows) only"
                 + (f", here ({', '.join(rows)})" if rows else ""))
-    if base in LAYOUT and not _static(node):
-        return "layout op over dynamic rows: fusec folds layout ops of static shapes only"
+    if base in LAYOUT and _along_symbols(node, base):
+        return "layout op along a symbolic dim: fusec folds slices, cats and flips along static dims only"
     return None
 
 
-def _static(node: torch.fx.Node) -> bool:
-    vals = [node.meta.get("val")] + [a.meta.get("val") for a in node.all_input_nodes]
-    for val in vals:
-        for t in (val if isinstance(val, (tuple, list)) else (val,)):
-            if isinstance(t, torch.Tensor) and not all(isinstance(d, int) for d in t.shape):
-                return False
-    return True
+def _dims_along(node: torch.fx.Node, base: str) -> list | None:
+    """The dims (from 0) an op of DIM_ARGS works along; None when it names none (dim 0 or every dim)."""
+    dims = []
+    for position, keyword, whose in DIM_ARGS[base]:
+        value = node.args[position] if len(node.args) > position else node.kwargs.get(keyword)
+        if value is None or value == []:
+            return None
+        first = node.args[0][0] if base in ("cat", "stack") else node.args[0]
+        vals = tensors_of((node if whose == "out" else first).meta.get("val"))
+        rank = vals[0].dim() if vals else 0
+        dims += [d + rank if d < 0 else d for d in (value if isinstance(value, (list, tuple)) else [value])]
+    return dims
+
+
+def _along_symbols(node: torch.fx.Node, base: str) -> bool:
+    """A layout op works along one of its tensors' symbolic leading dims (a slice of the rows: its
+    size or offset would be a symbol, which the kernel's index maps cannot hold)."""
+    vals = [t for v in [node, *node.all_input_nodes] for t in tensors_of(v.meta.get("val"))]
+    leading = max((len(prefix_of(t)) for t in vals), default=0)
+    if not leading:
+        return False
+    dims = _dims_along(node, base)
+    return dims is None or min(dims) < leading
 
 
 def is_compute(node: torch.fx.Node) -> bool:
