@@ -49,12 +49,28 @@ def _piece(value, dim: int):
     return None if ir.RankedTensorType(value.type).is_dynamic_dim(dim) else value
 
 
+def _empty_slice(value, dim: int) -> bool:
+    """A slice whose size along `dim` is a constant 0 operand: torch-mlir's `roll` by a multiple of
+    the length concatenates one (at an offset past the end, which MLIR does not fold into its type)."""
+    op = value.owner
+    if isinstance(op, ir.Block) or op.name != "tensor.extract_slice" or \
+            ir.RankedTensorType(value.type).rank != ir.RankedTensorType(op.operands[0].type).rank:
+        return False
+    offsets, sizes = (list(ir.DenseI64ArrayAttr(op.attributes[n])) for n in ("static_offsets", "static_sizes"))
+    if not ir.ShapedType.is_dynamic_size(sizes[dim]):
+        return sizes[dim] == 0
+    dynamic_offsets = sum(ir.ShapedType.is_dynamic_size(o) for o in offsets)
+    size = op.operands[1 + dynamic_offsets + sum(ir.ShapedType.is_dynamic_size(n) for n in sizes[:dim])]
+    return not isinstance(size.owner, ir.Block) and size.owner.name == "arith.constant" and \
+        ir.IntegerAttr(size.owner.attributes["value"]).value == 0
+
+
 def _rewrite(op) -> None:
     """Dims other than the concatenated one may be dynamic (the rows): the result's extent there is
-    the first piece's."""
+    the first piece's. Empty pieces are dropped."""
     result = ir.RankedTensorType(op.results[0].type)
     dim = int(ir.IntegerAttr(op.attributes["dim"]).value)
-    pieces = [_piece(v, dim) for v in op.operands]
+    pieces = [_piece(v, dim) for v in op.operands if not _empty_slice(v, dim)] or [None]
     if result.is_dynamic_dim(dim) or any(p is None for p in pieces):
         return
     rank = result.rank

@@ -1,7 +1,7 @@
 """Naming the op fusec cannot compile: its ATen op and its line in the user's model.
 
-After the linalg stage every op must be in a dialect fusec lowers (`check_supported`, a hook of that
-stage); torch-mlir's own refusals are renamed after the ATen op(s) of the failing line
+After the linalg stage every op must be in a dialect fusec lowers, and no tensor may have a dynamic
+dim past dim 0 (`check_supported`, a hook of that stage); torch-mlir's own refusals are renamed after the ATen op(s) of the failing line
 (`name_unlowered_op`). Both find the ATen ops by location, recorded at the torch stage
 (`aten_ops_by_location`).
 """
@@ -14,7 +14,7 @@ from .diagnostics import FusecError, aten_name_of_location, location_to_text
 from .mlir import ir
 from fusec.passes.bound_gather_indices import is_index_bound_assert
 
-__all__ = ["aten_ops_by_location", "unsupported_ops", "check_supported", "name_unlowered_op", "model_line"]
+__all__ = ["aten_ops_by_location", "unsupported_ops", "inner_dynamic_ops", "check_supported", "name_unlowered_op", "model_line"]
 
 # Dialects the linalg stage may hold; anything else is an op fusec has no lowering for.
 _LINALG_DIALECTS = {"builtin", "func", "linalg", "tensor", "arith", "math", "affine", "bufferization"}
@@ -47,21 +47,50 @@ def unsupported_ops(module) -> list:
     return bad
 
 
+def inner_dynamic_ops(module) -> list:
+    """linalg ops with a tensor result whose dynamic dim is not the outermost (a transpose of the
+    rows): fusec's kernels take a dynamic row count as dim 0 only. (torch-mlir's slices of a roll
+    have dynamic sizes even in a static model, until they fold: only linalg ops compute.)"""
+    bad = []
+
+    def visit(op):
+        for r in (op.results if op.name.startswith("linalg.") else []):
+            if isinstance(r.type, ir.RankedTensorType) and \
+                    any(r.type.is_dynamic_dim(i) for i in range(1, r.type.rank)):
+                bad.append(op)
+                return ir.WalkResult.SKIP
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    return bad
+
+
 def check_supported(comp) -> None:
     """After the linalg stage: name the first op fusec cannot compile, its source line and the
     ATen op(s) it came from (from the torch stage, matched by location)."""
     bad = unsupported_ops(comp.module)
-    if not bad:
-        return
-    op = bad[0]
+    if bad:
+        source, where = _origin(comp, bad[0])
+        raise FusecError(f"fusec cannot compile {source}: it lowers to '{bad[0].name}', which fusec has no "
+                         "GPU lowering for", location=where)
+    inner = inner_dynamic_ops(comp.module)
+    if inner:
+        source, where = _origin(comp, inner[0])
+        shape = next(r.type for r in inner[0].results if isinstance(r.type, ir.RankedTensorType))
+        raise FusecError(f"fusec cannot compile {source} here: its result {shape} has a dynamic dim past "
+                         "dim 0, and fusec's kernels take a dynamic row count as dim 0 only", location=where)
+
+
+def _origin(comp, op) -> tuple:
+    """("aten.<op>", "file:line:col") of an op of the linalg stage: the ATen op(s) it came from
+    (from the torch stage, matched by location)."""
     where = location_to_text(op.location, comp.source_name)
     named = aten_name_of_location(op.location)  # the one ATen op it was lowered from (op_locations)
     origin = [named] if named else list(dict.fromkeys(comp.aten_ops_at.get(where, [])))
     related = [name for name in origin if name.split(".")[0] in op.name]  # tm_tensor.sort <- aten.sort
     origin = related or origin
     source = f"aten.{', aten.'.join(origin)}" if origin else "a torch op"
-    raise FusecError(f"fusec cannot compile {source}: it lowers to '{op.name}', which fusec has no "
-                     "GPU lowering for", location=where or model_line(comp.source_name))
+    return source, where or model_line(comp.source_name)
 
 
 def model_line(source_name: str | None) -> str | None:

@@ -1,4 +1,4 @@
-# The fuzzer's model generator, without fusec: 200 models from one seed load as MODEL.py files, run
+# The fuzzer's model generator, without fusec: 300 models from one seed load as MODEL.py files, run
 # in PyTorch eager with finite results unless the model says it holds specials (the generator bounds
 # every value it makes; NaN and inf come only from an input's value class or a -inf mask, and then
 # the model's hints say `specials=1`), stay within the size limit, and together use every op family,
@@ -46,7 +46,7 @@ def check(model, path):
 with tempfile.TemporaryDirectory() as tmp:
     generate.isolate_hypothesis(tmp)  # no .hypothesis/ where the test runs; models from the seed alone
 
-    @settings(max_examples=200, database=None, deadline=None, phases=[Phase.generate],
+    @settings(max_examples=300, database=None, deadline=None, phases=[Phase.generate],
               suppress_health_check=list(HealthCheck))
     @seed(7)
     @given(generate.models())
@@ -59,10 +59,11 @@ print("TEST: generator")
 print(f"problems: {len(problems)}")
 for p in problems[:10]:
     print(f"  {p}")
-wanted = generate.UNARY + generate.BINARY + generate.REDUCE + (
+wanted = generate.UNARY + generate.BINARY + generate.REDUCE + generate.LAYOUT + (
     "cast", "float32", "bfloat16", "float16", "module", "long row", "two outputs", *generate.VALUE_CLASSES,
     "-inf mask", "zero-size dim")
 print("missing:", " ".join(w for w in wanted if not seen[w]) or "none")
+print("layout ops:", sum(seen[w] for w in generate.LAYOUT))
 
 # CHECK-LABEL: TEST: generator
 # CHECK-NEXT:  problems: 0

@@ -2,7 +2,8 @@
 
 A model is a straight-line function of random inputs (torch.randn): pointwise ops, broadcasts
 (bias vectors, size-1 dims, scalars), reductions (sum/mean/amax over random axes, softmax,
-log-softmax, LayerNorm, RMSNorm from mean/pow/rsqrt) and casts between fp32 and bf16/fp16, on
+log-softmax, LayerNorm, RMSNorm from mean/pow/rsqrt, cumsum), layout ops (slices, flips, rolls,
+transposes, chunks, cats, rotate_half) and casts between fp32 and bf16/fp16, on
 shapes of rank 1-3 with size-1, odd and sometimes long (4099, 8192) or zero-size dimensions. Inputs
 are randn, or of another value class (fusec.fuzz.model.VALUE_CLASSES: with NaNs, with +-infs,
 huge, subnormal), and `where`/`masked_fill` sometimes mask with -inf, as attention masks do.
@@ -29,11 +30,12 @@ import math
 from hypothesis import strategies as st
 from hypothesis.configuration import set_hypothesis_home_dir
 
-from .model import BINARY, DIMS, LONG_ROWS, MAX_ELEMENTS, MAX_OPS, REDUCE, UNARY, VALUE_CLASSES, Builder, Model
+from .model import BINARY, DIMS, LAYOUT, LONG_ROWS, MAX_ELEMENTS, MAX_OPS, REDUCE, UNARY, VALUE_CLASSES, Builder, \
+    Model
 from .ops import step
 
 # The fuzzer's public face: the strategy, and the vocabulary it draws from (ops, size limits; in .model).
-__all__ = ["Model", "isolate_hypothesis", "models", "UNARY", "BINARY", "REDUCE", "MAX_ELEMENTS", "LONG_ROWS",
+__all__ = ["Model", "isolate_hypothesis", "models", "UNARY", "BINARY", "REDUCE", "LAYOUT", "MAX_ELEMENTS", "LONG_ROWS",
            "VALUE_CLASSES"]
 
 
@@ -72,7 +74,7 @@ def models(draw, rows: bool = False) -> Model:
     dtype = ("float32",) * 7 + ("bfloat16",) * 2 + ("float16",)
     # One seed for the inputs of every model: two examples that differ only in their random inputs
     # are one model (and are not both tried); the structure is what is random.
-    m = Model(seed=0, as_module=draw(st.integers(0, 3)) == 3)
+    m = Model(seed=0, as_module=draw(st.integers(0, 3)) == 3, rows=rows)
     b = Builder(draw, m)
     b.new_input(_shape(draw, rows), dtype[draw(st.integers(0, 9))])
     for i in range(MAX_OPS):  # 1 to MAX_OPS ops

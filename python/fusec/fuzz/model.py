@@ -36,8 +36,10 @@ VALUE_CLASSES = {"randn": ("", 1.0), "nan": ('.masked_fill(torch.rand({dims}) < 
                  "huge": (" * 1e30", 1e30), "tiny": (" * 1e-40", 1e-40)}
 UNARY = ("neg", "relu", "scalar", "exp", "tanh", "sigmoid", "silu", "gelu", "gelu_tanh", "rsqrt", "pow2", "clamp")
 BINARY = ("add", "mul", "sub", "div", "where")
-FAMILIES = ("unary", "binary", "reduce") * 3 + ("cast",)  # weights 3:3:3:1
+FAMILIES = ("unary", "binary", "reduce") * 3 + ("cast", "layout")  # weights 3:3:3:1:1
 REDUCE = ("sum", "mean", "amax", "softmax", "log_softmax", "layer_norm", "rms_norm", "cumsum")
+# Ops that move elements and compute nothing (a rotate_half negates half of them)
+LAYOUT = ("slice", "flip", "roll", "transpose", "chunk", "cat", "rotate_half")
 
 @dataclasses.dataclass(frozen=True)
 class Value:
@@ -71,6 +73,7 @@ class Model:
     dtypes: set = dataclasses.field(default_factory=set)
     longest_reduction: int = 1
     masked: bool = False  # a -inf mask (masked_fill, where) is in the model
+    rows: bool = False  # dim 0 of the first input varies (`--dynamic-rows`): layout ops leave dim 0 be
 
     @property
     def specials(self) -> bool:

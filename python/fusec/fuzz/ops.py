@@ -1,5 +1,5 @@
 """The ops of `fusec fuzz`'s models, each drawn with operands that keep it well defined (see
-fusec.fuzz.generate): unary and binary pointwise ops, `where`, reductions and casts. `step` draws
+fusec.fuzz.generate): unary and binary pointwise ops, `where`, reductions, layout ops and casts. `step` draws
 one op of any family and adds it to the model."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import math
 
 from hypothesis import strategies as st
 
-from .model import (BINARY, BOUND, CLAMPS, COMPARISONS, FAMILIES, FP16_MAX, REDUCE, SCALARS,
-                    THRESHOLDS, UNARY, Builder, Value, broadcast, promote, sigmoid, span)
+from .model import (BINARY, BOUND, CLAMPS, COMPARISONS, DIMS, FAMILIES, FP16_MAX, LAYOUT, MAX_ELEMENTS, REDUCE,
+                    SCALARS, THRESHOLDS, UNARY, Builder, Value, broadcast, promote, sigmoid, span)
 
 __all__ = ["step"]
 
@@ -169,6 +169,61 @@ def _reduce(b: Builder, op: str, a: Value):
     raise AssertionError(op)
 
 
+def _index_text(dim: int, rank: int, item: str) -> str:
+    """`[:, :, item]`-style indexing along `dim` (`[..., item]` for the last dim)."""
+    return f"[..., {item}]" if dim == rank - 1 and rank > 1 else "[" + ":, " * dim + item + "]"
+
+
+def _layout(b: Builder, op: str, a: Value):
+    """A layout op along a dim (never dim 0 of a model whose rows vary): the values move, the
+    interval stays (rotate_half's negation mirrors it)."""
+    rank = len(a.shape)
+    first = 1 if b.m.rows else 0
+    fits = {"slice": lambda d, n: n >= 2, "chunk": lambda d, n: n >= 2,
+            "rotate_half": lambda d, n: d == rank - 1 and n >= 2,  # as rotary embeddings (odd n: halves of n // 2 + 1 and n // 2)
+            "transpose": lambda d, n: rank - first >= 2}.get(op, lambda d, n: True)
+    dims = [d for d in range(first, rank) if fits(d, a.shape[d])]
+    if not dims:
+        op, dims = "flip", list(range(first, rank)) or [rank - 1]
+    dim = b.draw(st.sampled_from(dims))
+    n = a.shape[dim]
+    shape = list(a.shape)
+    if op == "slice":
+        start = b.draw(st.integers(0, n - 1))
+        end = b.draw(st.integers(start + 1, n))
+        step = b.draw(st.sampled_from((1, 2, 3)))
+        shape[dim] = len(range(start, end, step))
+        item = f"{start}:{end}" + (f":{step}" if step > 1 else "")
+        return op, f"{a.name}{_index_text(dim, rank, item)}", tuple(shape), a.dtype, a.lo, a.hi, a.exact
+    if op == "roll":
+        shift = b.draw(st.sampled_from((1, -1, 3, -7)))
+        return op, f"torch.roll({a.name}, shifts={shift}, dims={dim})", a.shape, a.dtype, a.lo, a.hi, a.exact
+    if op == "transpose":
+        other = b.draw(st.sampled_from([d for d in range(first, rank) if d != dim]))
+        shape[dim], shape[other] = shape[other], shape[dim]
+        return op, f"{a.name}.transpose({dim}, {other})", tuple(shape), a.dtype, a.lo, a.hi, a.exact
+    if op == "chunk":
+        k = b.draw(st.integers(0, 1))
+        half = -(-n // 2)
+        shape[dim] = half if k == 0 else n - half
+        return op, f"{a.name}.chunk(2, dim={dim})[{k}]", tuple(shape), a.dtype, a.lo, a.hi, a.exact
+    if op == "cat":
+        size = b.draw(st.sampled_from(DIMS[:8]))
+        other_shape = tuple(size if i == dim else d for i, d in enumerate(a.shape))
+        if math.prod(other_shape) + math.prod(a.shape) <= MAX_ELEMENTS:
+            c = b.new_input(other_shape, a.dtype)
+            shape[dim] = n + size
+            pieces = f"({a.name}, {c.name})" if b.draw(st.booleans()) else f"({c.name}, {a.name})"
+            return op, f"torch.cat({pieces}, dim={dim})", tuple(shape), a.dtype, min(a.lo, c.lo), max(a.hi, c.hi), \
+                a.exact and c.exact
+    if op == "rotate_half":
+        h = n // 2
+        expr = (f"torch.cat((-{a.name}{_index_text(dim, rank, f'{h}:')}, "
+                f"{a.name}{_index_text(dim, rank, f':{h}')}), dim={dim})")
+        return op, expr, a.shape, a.dtype, min(a.lo, -a.hi), max(a.hi, -a.lo), a.exact
+    return "flip", f"torch.flip({a.name}, dims=({dim},))", a.shape, a.dtype, a.lo, a.hi, a.exact
+
+
 def _cast(b: Builder, a: Value):
     if a.dtype != "float32":
         return "cast", f"{a.name}.float()", a.shape, "float32", a.lo, a.hi, a.exact
@@ -186,7 +241,7 @@ def _cast(b: Builder, a: Value):
 def step(b: Builder) -> None:
     family = b.draw(st.sampled_from(FAMILIES))
     a = b.pick()
-    if family == "reduce" and a.shape == ():
+    if family in ("reduce", "layout") and a.shape == ():
         family = "unary"
     if family == "unary":
         op = b.draw(st.sampled_from(UNARY))
@@ -198,6 +253,8 @@ def step(b: Builder) -> None:
     elif family == "reduce":
         op = b.draw(st.sampled_from(REDUCE))
         expr, shape, dtype, lo, hi, exact = _reduce(b, op, a)
+    elif family == "layout":
+        op, expr, shape, dtype, lo, hi, exact = _layout(b, b.draw(st.sampled_from(LAYOUT)), a)
     else:
         op, expr, shape, dtype, lo, hi, exact = _cast(b, a)
     if max(abs(lo), abs(hi)) > BOUND or (dtype == "float16" and max(abs(lo), abs(hi)) > FP16_MAX):
