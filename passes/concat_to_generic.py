@@ -41,24 +41,26 @@ FLAG = "fusec-concat-to-generic"
 SUMMARY = "Rewrite tensor.concat as a pointwise linalg.generic that selects among its pieces"
 
 
-def _piece(value, dim: int):
-    """The piece itself, or the tensor a `tensor.cast` to a less static type came from; None when its
-    extent along the concatenated dim is not static."""
+def _uncast(value):
+    """The piece itself, or the tensor a `tensor.cast` (to a less static type) came from."""
     while not isinstance(value.owner, ir.Block) and value.owner.name == "tensor.cast":
         value = value.owner.operands[0]
-    return None if ir.RankedTensorType(value.type).is_dynamic_dim(dim) else value
+    return value
 
 
-def _empty_slice(value, dim: int) -> bool:
-    """A slice whose size along `dim` is a constant 0 operand: torch-mlir's `roll` by a multiple of
+def _empty(value, dim: int) -> bool:
+    """A piece of length 0 along `dim` (its `(d - offset) mod 0` read would be undefined): by its
+    type, or a slice whose size there is a constant 0 operand. torch-mlir's `roll` by a multiple of
     the length concatenates one (at an offset past the end, which MLIR does not fold into its type)."""
+    if ir.RankedTensorType(value.type).shape[dim] == 0:
+        return True
     op = value.owner
     if isinstance(op, ir.Block) or op.name != "tensor.extract_slice" or \
             ir.RankedTensorType(value.type).rank != ir.RankedTensorType(op.operands[0].type).rank:
         return False
     offsets, sizes = (list(ir.DenseI64ArrayAttr(op.attributes[n])) for n in ("static_offsets", "static_sizes"))
     if not ir.ShapedType.is_dynamic_size(sizes[dim]):
-        return sizes[dim] == 0
+        return False  # its type says
     dynamic_offsets = sum(ir.ShapedType.is_dynamic_size(o) for o in offsets)
     size = op.operands[1 + dynamic_offsets + sum(ir.ShapedType.is_dynamic_size(n) for n in sizes[:dim])]
     return not isinstance(size.owner, ir.Block) and size.owner.name == "arith.constant" and \
@@ -70,8 +72,9 @@ def _rewrite(op) -> None:
     the first piece's. Empty pieces are dropped."""
     result = ir.RankedTensorType(op.results[0].type)
     dim = int(ir.IntegerAttr(op.attributes["dim"]).value)
-    pieces = [_piece(v, dim) for v in op.operands if not _empty_slice(v, dim)] or [None]
-    if result.is_dynamic_dim(dim) or any(p is None for p in pieces):
+    pieces = [p for p in map(_uncast, op.operands) if not _empty(p, dim)]
+    if result.is_dynamic_dim(dim) or not pieces or \
+            any(ir.RankedTensorType(p.type).is_dynamic_dim(dim) for p in pieces):
         return
     rank = result.rank
     sizes = [ir.RankedTensorType(p.type).shape[dim] for p in pieces]
