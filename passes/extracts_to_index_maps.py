@@ -80,10 +80,12 @@ def _dynamic_dims_kept(exprs, shape, extents) -> bool:
     rows, as torch-mlir's flip over dynamic rows reads them); a map cannot shift or bound by an extent
     it does not know."""
     for e, size in zip(exprs, shape):
+        d = e.maybe_downcast()
         if ir.ShapedType.is_dynamic_size(size):
-            d = e.maybe_downcast()
             if not isinstance(d, ir.AffineDimExpr) or not ir.ShapedType.is_dynamic_size(extents[d.position]):
                 return False
+        elif isinstance(d, ir.AffineDimExpr) and ir.ShapedType.is_dynamic_size(extents[d.position]):
+            return False  # a static dim read at a dynamic loop dim: no `d mod extent` to bound it by
     return True
 
 

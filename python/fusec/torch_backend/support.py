@@ -207,7 +207,7 @@ def _dims_along(node: torch.fx.Node, base: str) -> list | None:
     dims = []
     for position, keyword, whose in DIM_ARGS[base]:
         value = node.args[position] if len(node.args) > position else node.kwargs.get(keyword)
-        if value is None or value == []:
+        if value is None or (isinstance(value, (list, tuple)) and not value):
             return None
         first = node.args[0][0] if base in ("cat", "stack") else node.args[0]
         vals = tensors_of((node if whose == "out" else first).meta.get("val"))
