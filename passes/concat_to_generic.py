@@ -33,9 +33,9 @@ After:
 from __future__ import annotations
 
 from fusec.mlir import ir
-from torch_mlir.dialects import arith, linalg, tensor
+from torch_mlir.dialects import arith, linalg
 
-from .fold_layout_ops import CONCAT_ATTR, iterator_attr, maps_attr
+from .fold_layout_ops import CONCAT_ATTR, empty_like, iterator_attr, maps_attr
 
 FLAG = "fusec-concat-to-generic"
 SUMMARY = "Rewrite tensor.concat as a pointwise linalg.generic that selects among its pieces"
@@ -86,9 +86,7 @@ def _rewrite(op) -> None:
         maps.append(ir.AffineMap.get(rank, 0, exprs))
     element = result.element_type
     with ir.InsertionPoint(op), op.location:
-        shape = [tensor.DimOp(pieces[0], arith.ConstantOp(ir.IndexType.get(), i).result).result
-                 if result.is_dynamic_dim(i) else n for i, n in enumerate(result.shape)]
-        empty = tensor.EmptyOp(shape, element).result
+        empty = empty_like(result, pieces[0])
         new = ir.Operation.create(
             "linalg.generic", results=[result], operands=[*pieces, empty],
             attributes={"indexing_maps": maps_attr([*maps, ir.AffineMap.get_identity(rank)]),

@@ -189,13 +189,18 @@ def maps_attr(maps) -> ir.ArrayAttr:
     return ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps])
 
 
+def empty_like(t: ir.RankedTensorType, sizes_of, loc=None):
+    """A `tensor.empty` of type `t`; a dynamic dim takes its extent from `sizes_of` (`tensor.dim`)."""
+    shape = [tensor.DimOp(sizes_of, arith.ConstantOp(ir.IndexType.get(), i, loc=loc).result, loc=loc).result
+             if t.is_dynamic_dim(i) else n for i, n in enumerate(t.shape)]
+    return tensor.EmptyOp(shape, t.element_type, loc=loc).result
+
+
 def copy_through(base, exprs, result_type, loc, sizes_of=None):
     """A pointwise generic whose element at d is base at `exprs` (inserted at the current point); a
     dynamic result dim takes its extent from `sizes_of` (a value of the result's shape)."""
     t = ir.RankedTensorType(result_type)
-    shape = [tensor.DimOp(sizes_of, arith.ConstantOp(ir.IndexType.get(), i).result, loc=loc).result
-             if n == _DYNAMIC else n for i, n in enumerate(t.shape)]
-    empty = tensor.EmptyOp(shape, t.element_type, loc=loc).result
+    empty = empty_like(t, sizes_of, loc)
     rank = t.rank
     op = ir.Operation.create(
         "linalg.generic", results=[t], operands=[base, empty],

@@ -1,7 +1,8 @@
 """Naming the op fusec cannot compile: its ATen op and its line in the user's model.
 
 After the linalg stage every op must be in a dialect fusec lowers, and no tensor may have a dynamic
-dim past dim 0 (`check_supported`, a hook of that stage); torch-mlir's own refusals are renamed after the ATen op(s) of the failing line
+dim past dim 0 (`check_supported`, a hook of that stage); torch-mlir's own refusals are renamed
+after the ATen op(s) of the failing line
 (`name_unlowered_op`). Both find the ATen ops by location, recorded at the torch stage
 (`aten_ops_by_location`).
 """
@@ -14,7 +15,8 @@ from .diagnostics import FusecError, aten_name_of_location, location_to_text
 from .mlir import ir
 from fusec.passes.bound_gather_indices import is_index_bound_assert
 
-__all__ = ["aten_ops_by_location", "unsupported_ops", "inner_dynamic_ops", "check_supported", "name_unlowered_op", "model_line"]
+__all__ = ["aten_ops_by_location", "unsupported_ops", "inner_dynamic_ops", "check_supported", "name_unlowered_op",
+           "model_line"]
 
 # Dialects the linalg stage may hold; anything else is an op fusec has no lowering for.
 _LINALG_DIALECTS = {"builtin", "func", "linalg", "tensor", "arith", "math", "affine", "bufferization"}
