@@ -189,16 +189,43 @@ def _in_block(op, block_owner):
 
 
 def _outputs(latest, group_ops):
-    """(buffer, final writer) for every buffer the group writes that something else reads."""
+    """(buffer, final writer) for every buffer the group writes that something else reads: a buffer
+    whose next use after the group overwrites it whole (bufferization reuses one buffer for two
+    groups' fills) is not read."""
     last = group_ops[-1].operation
     outs = []
     for buf, writer in latest.items():
-        later = [u for u in buf.uses if u.owner.name != "memref.dealloc"
+        later = [(u, a) for u in buf.uses if u.owner.name != "memref.dealloc"
                  and (a := _in_block(u.owner.operation, last.parent)) is not None and last.is_before_in_block(a)]
         allocated_here = not isinstance(buf.owner, ir.Block) and buf.owner.operation.name == "memref.alloc"
-        if later or not allocated_here:
+        if (later and not _overwritten_first(buf, later)) or not allocated_here:
             outs.append((buf, writer))
     return outs
+
+
+def _overwritten_first(buf, later) -> bool:
+    """Whether the first of the `later` uses of `buf` ((use, its op in the group's block)) is an op
+    that writes all of `buf` without reading it: a `linalg.fill`, or a linalg op whose only use of
+    `buf` is an output it writes through a permutation without reading the old value."""
+    first = later[0][1]
+    for _, owner in later[1:]:
+        if owner.is_before_in_block(first):
+            first = owner
+    uses = [u for u, owner in later if owner == first]
+    if any(u.owner.operation != first for u in uses) or len(uses) != 1:
+        return False
+    op = first.opview
+    if first.name == "linalg.fill":
+        return op.outputs[0] == buf
+    if first.name != "linalg.generic" or len(op.regions[0].blocks[0].arguments) != len(op.inputs) + len(op.outputs):
+        return False
+    outputs = list(op.outputs)
+    if buf not in outputs:
+        return False
+    k = outputs.index(buf)
+    arg = op.regions[0].blocks[0].arguments[len(op.inputs) + k]
+    out_map = indexing_maps(first)[len(op.inputs) + k]
+    return not list(arg.uses) and out_map.is_permutation
 
 
 def _order_problem(group_ops, members, latest) -> str:
