@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import math
 
+from fusec.diagnostics import aten_name_of_location
 from fusec.mlir import ir
 from torch_mlir.dialects import arith, func, memref
 
@@ -52,6 +53,15 @@ _HOISTED = ("memref.alloc", "memref.alloca", "arith.constant", "memref.get_globa
             "memref.expand_shape", "memref.collapse_shape", "memref.cast", "memref.dim")
 _DYNAMIC = ir.ShapedType.get_dynamic_size()
 _HOST_ONLY = ("memref.copy", "memref.dealloc", "func.return", "func.call")
+
+
+class _HostValue(Exception):
+    """An op of the host function computes a value that a later step reads, and is no kernel: the
+    cpu target's host steps are kernel calls and copies (as the cuda target's launch manifest)."""
+
+    def __init__(self, op):
+        super().__init__(op.name)
+        self.op = op
 
 
 def _symbol(op) -> str:
@@ -122,7 +132,7 @@ def _outline(module_body, run: list, name: str) -> None:
         op.walk(collect)
         for result in op.results:
             if any(not _ancestor_in(use.owner.operation, members) for use in result.uses):
-                raise ValueError(f"{op.name} of {name} defines a value used outside its group")
+                raise _HostValue(op)
     sized = _size_recipes([v for v in outside if isinstance(v.type, ir.IndexType)], name)
     outside = [v for v in outside if not isinstance(v.type, ir.IndexType)]
     outside += [v for op in sized for v in op.operands
@@ -239,4 +249,13 @@ def run(module_op, pass_) -> None:
             if _hoisted(op):
                 op.move_before(anchor)
         for n, run_ops in enumerate(_runs(block)):
-            _outline(body, run_ops, f"{_symbol(host)}_kernel_{n}")
+            try:
+                _outline(body, run_ops, f"{_symbol(host)}_kernel_{n}")
+            except _HostValue as refused:
+                named = aten_name_of_location(refused.op.location)
+                refused.op.location.emit_error(
+                    f"{FLAG}: {f'fusec cannot compile aten.{named}: its ' if named else ''}host op "
+                    f"'{refused.op.name}' computes a value that the host's later steps read; the host "
+                    "only calls kernels and copies buffers")
+                pass_.signal_pass_failure()
+                return
