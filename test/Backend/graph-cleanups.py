@@ -47,7 +47,8 @@ class TokenTypes(torch.nn.Module):
 # CHECK-LABEL: TEST: view_read_outside
 # CHECK-NEXT:  grads match eager: True
 # CHECK-NEXT:  refused regions: []
-# CHECK-NEXT:  fusec regions: ['aten.slice, aten.expand, aten.embedding, aten.embedding, aten.add, aten.native_layer_norm']
+# (torch 2.11's graph puts the expand after the first embedding, 2.13's before it)
+# CHECK-NEXT:  fusec regions: ['aten.slice, {{aten.expand, aten.embedding|aten.embedding, aten.expand}}, aten.embedding, aten.add, aten.native_layer_norm']
 @run
 def view_read_outside():
     tb.reports.clear()

@@ -42,8 +42,8 @@ import torch
 
 try:  # torch 2.13 and later
     from torch.fx.experimental.symbolic_shapes import optimization_hint as _size_hint
-except ImportError:  # earlier torch (the H200 machine's): the same, under its old name
-    from torch.fx.experimental.symbolic_shapes import hint_int as _size_hint
+except ImportError:  # torch 2.11-2.12 (the GPU machine's): the same as size_hint (hint_int warns there)
+    from torch.fx.experimental.symbolic_shapes import size_hint as _size_hint
 
 from ..diagnostics import FusecError
 
