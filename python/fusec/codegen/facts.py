@@ -198,34 +198,28 @@ def _outputs(latest, group_ops):
         later = [(u, a) for u in buf.uses if u.owner.name != "memref.dealloc"
                  and (a := _in_block(u.owner.operation, last.parent)) is not None and last.is_before_in_block(a)]
         allocated_here = not isinstance(buf.owner, ir.Block) and buf.owner.operation.name == "memref.alloc"
-        if (later and not _overwritten_first(buf, later)) or not allocated_here:
+        if (later and not _overwritten_first(later)) or not allocated_here:
             outs.append((buf, writer))
     return outs
 
 
-def _overwritten_first(buf, later) -> bool:
-    """Whether the first of the `later` uses of `buf` ((use, its op in the group's block)) is an op
-    that writes all of `buf` without reading it: a `linalg.fill`, or a linalg op whose only use of
-    `buf` is an output it writes through a permutation without reading the old value."""
+def _overwritten_first(later) -> bool:
+    """Whether the first of a buffer's `later` uses ((use, its op in the group's block)) is an op
+    that writes all of the buffer without reading it: a `linalg.fill`, or a linalg op whose only use of
+    the buffer is an output it writes through a permutation without reading the old value."""
     first = later[0][1]
     for _, owner in later[1:]:
         if owner.is_before_in_block(first):
             first = owner
     uses = [u for u, owner in later if owner == first]
-    if any(u.owner.operation != first for u in uses) or len(uses) != 1:
+    if len(uses) != 1 or uses[0].owner.operation != first:
         return False
-    op = first.opview
     if first.name == "linalg.fill":
-        return op.outputs[0] == buf
-    if first.name != "linalg.generic" or len(op.regions[0].blocks[0].arguments) != len(op.inputs) + len(op.outputs):
+        return True  # a fill's one memref operand is what it writes
+    n = uses[0].operand_number  # operands, block arguments and maps are numbered alike
+    if first.name != "linalg.generic" or n < len(first.opview.inputs):
         return False
-    outputs = list(op.outputs)
-    if buf not in outputs:
-        return False
-    k = outputs.index(buf)
-    arg = op.regions[0].blocks[0].arguments[len(op.inputs) + k]
-    out_map = indexing_maps(first)[len(op.inputs) + k]
-    return not list(arg.uses) and out_map.is_permutation
+    return not list(first.regions[0].blocks[0].arguments[n].uses) and indexing_maps(first)[n].is_permutation
 
 
 def _order_problem(group_ops, members, latest) -> str:
