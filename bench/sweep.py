@@ -36,7 +36,7 @@ def sweep_entry(entry, variants, copy_GBs: float, repeat: int) -> list[dict]:
     rows = []
     gen = torch.Generator(device="cuda").manual_seed(0)
     dtype = DTYPES[entry.dtype]
-    inputs = tuple(torch.randn(s, generator=gen, dtype=dtype, device="cuda") for s in entry.shapes(entry.workload.inputs))
+    inputs = tuple(torch.randn(s, generator=gen, dtype=dtype, device="cuda") for s in entry.input_shapes)
     ref = None
     for options in variants:
         row = {"entry": entry.name, "options": options}
@@ -63,14 +63,17 @@ def main(argv=None) -> int:
     p.add_argument("--dtype", choices=sorted(DTYPES), action="append", help="dtypes (default: both)")
     p.add_argument("--variant", action="append", type=_variant, required=True,
                    help="CompileOptions fields, comma-separated: row_registers=0,threads_per_block=512")
-    p.add_argument("--shapes", type=shape_list, metavar="MxN[,MxN...]", help="these shapes instead of the suite's")
+    p.add_argument("--suite", choices=("core", "reductions"), default="core",
+                   help="the entries of this suite of `fusec bench` (reductions: at the models' own shapes)")
+    p.add_argument("--shapes", type=shape_list, metavar="MxN[,MxN...]", help="these shapes instead of the core suite's")
     p.add_argument("--repeat", type=int, default=30)
     p.add_argument("--json", help="write every row here")
     args = p.parse_args(argv)
     copy_GBs = device_copy_GBs(args.repeat)
     print(f"device copy: {copy_GBs:.0f} GB/s", flush=True)
     rows = []
-    for entry in suite_entries(args.shapes or LARGE_SHAPES, args.dtype or sorted(DTYPES), args.filter):
+    shapes = None if args.suite == "reductions" else args.shapes or LARGE_SHAPES
+    for entry in suite_entries(shapes, args.dtype or sorted(DTYPES), args.filter, args.suite):
         rows += sweep_entry(entry, args.variant, copy_GBs, args.repeat)
     if args.json:
         with open(args.json, "w") as f:

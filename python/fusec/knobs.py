@@ -122,7 +122,8 @@ KNOBS: tuple[Knob, ...] = (
          "longer rows loop over memory (0: always loop)", LOWER, schedule=True, cli=True),
     Knob("row_cluster", 0, Range(0, 8, note=" (0: the heuristic)"), "a row too long for one block's registers is "
          "split over a thread-block cluster of this many blocks, partial results through distributed shared memory "
-         "(`cluster`; 0: the fewest of 2, 4, 8 that hold it; 1: never, the row loops over memory)", LOWER,
+         "(`cluster`; 0: the fewest of 2, 4, 8 that hold it; 1: never, the row loops over memory); set above 1, a row "
+         "that fits one block is split too (smaller blocks, more of them an SM)", LOWER,
          schedule=True, cli=True),
     Knob("rows_per_block", 0, Range(0, 32, note=" (0: the heuristic)"), "row_registers kernels whose row takes "
          "one warp put this many rows in a block, a warp each, each row's reductions combined by the warp's "

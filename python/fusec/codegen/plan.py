@@ -231,6 +231,9 @@ def _row_registers(facts: Facts, knobs: Knobs, lanes: int, variance: bool, windo
         c = _cluster(n_vectors, facts.n_rows, lanes, knobs)
         if c == 1:
             return None  # a row of `row_length` does not fit in registers
+    elif knobs.row_cluster > 1 and held == per_thread:  # asked for: smaller blocks, more of them an SM
+        c = _cluster(n_vectors, facts.n_rows, lanes, knobs)
+    if c > 1:
         threads, per_thread = row_threads(-(-n_vectors // c), facts.n_rows, knobs.vectors)
         held = per_thread
     return Plan("row_registers", threads, lanes, rows=facts.n_rows, row_length=facts.row_length, cluster=c,

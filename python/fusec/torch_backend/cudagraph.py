@@ -9,20 +9,28 @@ What replay needs, and what this does about it:
 - fixed input addresses: each call copies its activations into tensors owned here; parameters and
   buffers (aot_autograd's static inputs) are used in place, and the graph is captured again if one
   of them moves (a model `.to()`'d elsewhere, a weight reassigned);
-- fixed output addresses: the graph writes the same tensors on every replay, so each call returns
-  clones of them (one copy per output) and a result stays valid after the next call;
+- fixed output addresses: the graph writes the same tensors on every replay. A call returns them
+  as they are (new tensors over the graph's memory, no copy: a 200 MB logits tensor would cost
+  ~100 µs to clone) and the graph is replayed again only once every result of its last replay is
+  dead (no tensor, view or autograd-saved tensor holds its storage: `OutputLease`). While results
+  are alive, the next call replays a second capture of the same forward, with its own memory, as
+  PyTorch's reduce-overhead records a new graph where it must; past `max_copies` captures the call
+  runs uncaptured. A result therefore stays valid after later calls, whatever the caller keeps;
 - no allocation or host sync while capturing: the first calls run uncaptured on a side stream
   (fusec's modules load, PyTorch's allocator warms up) before the capture, as PyTorch advises;
-- fixed shapes: a graph with dynamic rows (a symbolic batch) is called with other sizes, so one
-  CUDA graph is captured per distinct set of input shapes (and size arguments), as PyTorch's
+- fixed shapes: a graph with dynamic rows (a symbolic batch) is called with other sizes, so the
+  forward is captured per distinct set of input shapes (and size arguments), as PyTorch's
   "reduce-overhead" mode does; each keeps its own input and output tensors.
 """
 
 from __future__ import annotations
 
-import torch
+import warnings
 
-__all__ = ["CudaGraphRunner", "static_input_indices"]
+import torch
+from torch.multiprocessing.reductions import StorageWeakRef
+
+__all__ = ["CudaGraphRunner", "OutputLease", "static_input_indices"]
 
 
 def static_input_indices(n_inputs: int) -> list[int]:
@@ -32,19 +40,56 @@ def static_input_indices(n_inputs: int) -> list[int]:
     return [i for i in indices if i < n_inputs]
 
 
-class CudaGraphRunner:
-    """Calls `fn` through a CUDA graph, captured on the first call with each set of input shapes."""
+class OutputLease:
+    """Whether anything outside still holds the storage of tensors this module owns.
 
-    def __init__(self, fn, static_indices, warmup: int = 2):
-        self.fn, self.static_indices, self.warmup = fn, set(static_indices), warmup
-        self.graphs: dict = {}  # input shapes (and size arguments) -> _Captured
+    A storage's use count counts every tensor over it (views and autograd's saved tensors
+    included); `OutputLease(owned)` records the counts the owner's own tensors make, and `free()`
+    is true while no other tensor shares any of those storages. `lend(t)` gives out a new tensor
+    over t's memory (its own version counter, like a fresh output), which counts until it dies."""
+
+    def __init__(self, owned):
+        storages = {t.untyped_storage().data_ptr(): t.untyped_storage() for t in owned}
+        self.refs = [StorageWeakRef(s) for s in storages.values()]
+        del storages
+        self.baseline = self._counts()
+
+    def _counts(self) -> list[int]:
+        return [torch._C._storage_Use_Count(r.cdata) for r in self.refs]
+
+    def free(self) -> bool:
+        return self._counts() == self.baseline
+
+    @staticmethod
+    def lend(t: torch.Tensor) -> torch.Tensor:
+        return t.new_empty(0).set_(t.untyped_storage(), t.storage_offset(), t.size(), t.stride())
+
+
+class CudaGraphRunner:
+    """Calls `fn` through a CUDA graph, captured on the first call with each set of input shapes
+    (and again while the results of every capture of those shapes are still alive)."""
+
+    def __init__(self, fn, static_indices, warmup: int = 2, max_copies: int = 3):
+        self.fn, self.static_indices, self.warmup, self.max_copies = fn, set(static_indices), warmup, max_copies
+        self.graphs: dict = {}  # input shapes (and size arguments) -> [_Captured]
+        self.uncaptured_calls = 0
 
     def __call__(self, *args):
         key = tuple(tuple(a.shape) if isinstance(a, torch.Tensor) else a for a in args)
-        captured = self.graphs.get(key)
-        if captured is None or captured.moved(args, self.static_indices):
-            captured = self.graphs[key] = _Captured(self.fn, args, self.static_indices, self.warmup)
-        return captured.replay(args, self.static_indices)
+        copies = self.graphs.setdefault(key, [])
+        copies[:] = [c for c in copies if not c.moved(args, self.static_indices)]
+        for captured in copies:
+            if captured.lease.free():
+                return captured.replay(args, self.static_indices)
+        if len(copies) < self.max_copies:
+            copies.append(_Captured(self.fn, args, self.static_indices, self.warmup))
+            return copies[-1].replay(args, self.static_indices)
+        if not self.uncaptured_calls:
+            warnings.warn(f"fusec: cuda_graphs: the results of the last {self.max_copies} calls with these shapes "
+                          "are all still alive, so this call runs without a CUDA graph (drop old results to "
+                          "replay again)", stacklevel=2)
+        self.uncaptured_calls += 1
+        return self.fn(*args)
 
 
 class _Captured:
@@ -64,6 +109,12 @@ class _Captured:
             out = fn(*self.inputs)
         self.as_tuple = isinstance(out, (tuple, list))
         self.outputs = tuple(out) if self.as_tuple else (out,)
+        del out
+        inputs = {a.untyped_storage().data_ptr() for a in self.inputs if isinstance(a, torch.Tensor)}
+        # an output over an input's memory (a parameter's view, an activation passed through) is
+        # cloned: the next call's input copy or the owner's update would change it
+        self.cloned = [isinstance(o, torch.Tensor) and o.untyped_storage().data_ptr() in inputs for o in self.outputs]
+        self.lease = OutputLease([o for o, c in zip(self.outputs, self.cloned) if isinstance(o, torch.Tensor) and not c])
 
     def moved(self, args, static_indices) -> bool:
         return any(self.inputs[i].data_ptr() != args[i].data_ptr() for i in static_indices)
@@ -73,5 +124,6 @@ class _Captured:
             if i not in static_indices and isinstance(arg, torch.Tensor) and own.data_ptr() != arg.data_ptr():
                 own.copy_(arg)
         self.graph.replay()
-        outs = tuple(o.clone() if isinstance(o, torch.Tensor) else o for o in self.outputs)
+        outs = tuple(o if not isinstance(o, torch.Tensor) else o.clone() if cloned else OutputLease.lend(o)
+                     for o, cloned in zip(self.outputs, self.cloned))
         return outs if self.as_tuple else outs[0]

@@ -10,7 +10,8 @@ faster by PAD_MARGIN (Inductor's margin):
 
     mm(a [M, K], b [K, N])  ->  slice(mm(pad(a) [M, K'], pad(b) [K', N']), -1, 0, N)
 
-Zeros pad the contraction (they add nothing) and the extra columns (which the slice drops). A `b` in
+Zeros pad the contraction (they add nothing) and the extra columns (which the slice drops): a `cat`
+with a block of zeros where one dim grows (one pass), `constant_pad_nd` where two do. A `b` in
 column-major order (a Linear's weight, `t(w)`) is padded as `w` and transposed back: a copy of its
 rows, which keeps cuBLAS's transposed layout. `addmm`'s bias is padded with the columns. The slice is
 a view, also where the product leaves the graph (Inductor's GPT-2 forward makes no copy of its padded
@@ -85,21 +86,34 @@ def padded_product(call, val, op, bias, a, b, extra, k_pad: int, n_pad: int, con
     and sliced back, through `call(aten_op, *args, **kwargs)`, with `val(x)` x's tensor: eager on
     real tensors (for the timing), and as new graph nodes (the rewrite)."""
     if k_pad:
-        a = call(aten.constant_pad_nd.default, a, [0, k_pad])
+        a = _pad(call, val, a, [0, k_pad])
     if _column_major(val(b)):
         b = call(aten.transpose.int, b, -1, -2)
-        b = call(aten.constant_pad_nd.default, b, [0, k_pad, 0, n_pad])
+        b = _pad(call, val, b, [0, k_pad, 0, n_pad])
         b = call(aten.transpose.int, b, -1, -2)
     elif k_pad or n_pad:
-        b = call(aten.constant_pad_nd.default, b, [0, n_pad, 0, k_pad])
+        b = _pad(call, val, b, [0, n_pad, 0, k_pad])
     if bias is not None and n_pad and val(bias).dim() and val(bias).shape[-1] > 1:
-        bias = call(aten.constant_pad_nd.default, bias, [0, n_pad])
+        bias = _pad(call, val, bias, [0, n_pad])
     out = call(op, bias, a, b, *extra) if bias is not None else call(op, a, b)
     if n_pad:
         out = call(aten.slice.Tensor, out, -1, 0, val(out).shape[-1] - n_pad)
         if contiguous:
             out = call(aten.clone.default, out, memory_format=torch.contiguous_format)
     return out
+
+
+def _pad(call, val, x, pads: list[int]):
+    """`constant_pad_nd(x, pads)` with zeros; where only one dim grows, at its end, as `cat` with a
+    block of zeros: PyTorch's constant_pad_nd fills the whole output and then copies x into it (two
+    passes over GPT-2's 103 MB LM-head weight, 105 µs on the H100), a cat writes it once (a copy)."""
+    grown = [i for i, p in enumerate(pads) if p]
+    if len(grown) != 1 or grown[0] % 2 == 0:
+        return call(aten.constant_pad_nd.default, x, pads)
+    dim = -1 - grown[0] // 2
+    shape = list(val(x).shape)
+    shape[dim] = pads[grown[0]]
+    return call(aten.cat.default, [x, call(aten.new_zeros.default, x, shape)], dim)
 
 
 def _eager(op, *args, **kwargs):
@@ -176,8 +190,7 @@ def _rewrite(gm, node, k_pad: int, n_pad: int, contiguous: bool) -> None:
 
     def call(op, *args, **kwargs):
         with fake_mode:
-            value = op(*(_val(x) if isinstance(x, torch.fx.Node) else x for x in args),
-                       **{k: _val(v) if isinstance(v, torch.fx.Node) else v for k, v in kwargs.items()})
+            value = op(*torch.fx.node.map_arg(args, _val), **torch.fx.node.map_arg(kwargs, _val))
         new = graph.call_function(op, args, kwargs)
         new.meta["val"] = value
         return new
