@@ -86,6 +86,7 @@ def _take(gm: torch.fx.GraphModule, support, prefix: str) -> tuple:
                                              non_compute_ops=_view_qualified_names())
     parts = partitioner.propose_partitions()
     partitioner.remove_bookend_non_compute_ops(parts)
+    _strided_inputs_inside(gm, parts, support)
     order = {n: i for i, n in enumerate(gm.graph.nodes)}
     kept = sorted((p for p in parts if any(is_compute(n) for n in p.nodes)),
                   key=lambda p: min(order[n] for n in p.nodes))
@@ -115,6 +116,35 @@ def partition_graph(gm: torch.fx.GraphModule) -> Partition:
             continue
         pytorch_ops[(op_name(node), _why_left_out(node, rows))] += 1
     return Partition(fused, {**regions, **per_shape}, pytorch_ops, len(_ops(calls)), set(per_shape))
+
+
+def _contiguous(node) -> bool:
+    val = node.meta.get("val")
+    return isinstance(val, torch.Tensor) and val.is_contiguous()
+
+
+def _strided_inputs_inside(gm: torch.fx.GraphModule, parts, support) -> None:
+    """Views that make a region's input strided (a transpose into heads, a slice, an expand) are taken
+    back into the region, down to a contiguous tensor: inside they are index maps of the kernel's
+    reads, outside the runtime copies the strided input to contiguous memory first (BERT's q, k and
+    v split into heads: two copies a layer before the attention's region). A view also read outside
+    is made again there (`_views_outside`)."""
+    taken = {n for p in parts for n in p.nodes}
+    modules = dict(gm.named_modules())
+    for p in parts:
+        if not any(is_compute(n) and op_name(n) != "aten.clone" for n in p.nodes):
+            continue  # a copy alone (`x.t().contiguous()`) is PyTorch's: see kernel.py's zero-kernel regions
+        for node in list(p.nodes):
+            for arg in node.all_input_nodes:
+                chain, cur = [], arg
+                while cur not in taken and _is_aliasing_view(cur) and not _contiguous(cur) \
+                        and support.is_node_supported(modules, cur):
+                    chain.append(cur)
+                    cur = cur.args[0]
+                if chain and _contiguous(cur):
+                    for view in chain:
+                        p.add_node(view)
+                        taken.add(view)
 
 
 def _is_aliasing_view(node) -> bool:

@@ -1,0 +1,45 @@
+# A region whose input is a strided view (q and k split into heads: a view, then a transpose) takes
+# the views in, down to the contiguous matmul result: inside they are index maps of the kernel's
+# reads, outside the runtime would copy each strided input to contiguous memory first (BERT: two
+# PyTorch copies a layer before its attention's region). A region of a copy alone
+# (`x.t().contiguous()`) is left as it was, to PyTorch (zero-kernel-regions.py). CPU tensors.
+
+# RUN: %python %s 2>&1 | FileCheck %s
+
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "Inputs"))
+from blocks import close, private_cache, run
+
+private_cache()
+import fusec.torch_backend as tb
+import torch
+
+
+class Scores(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.q, self.k = torch.nn.Linear(64, 64), torch.nn.Linear(64, 64)
+
+    def forward(self, x):
+        b, t, d = x.shape
+        q = self.q(x).view(b, t, 4, 16).transpose(1, 2)
+        k = self.k(x).view(b, t, 4, 16).transpose(1, 2)
+        return torch.softmax((q.float() * 0.25) @ (k.float().transpose(-1, -2) * 0.25), -1)
+
+
+# CHECK-LABEL: TEST: heads
+# CHECK-NEXT:  matches eager: True
+# CHECK-NEXT:  fusec_region_0: transpose, mul, expand, clone, transpose, transpose, mul, expand, clone
+# CHECK-NEXT:  transposes left to PyTorch: 0
+@run
+def heads():
+    torch.manual_seed(0)
+    model, x = Scores(), torch.randn(2, 8, 64)
+    with torch.no_grad():
+        print("matches eager:", close(torch.compile(model, backend="fusec")(x), model(x), 1e-5))
+    report = tb.reports[-1]
+    first = report.fusec_regions[0]
+    print(f"{first.name}: {', '.join(op.removeprefix('aten.') for op in first.ops)}")
+    print("transposes left to PyTorch:", sum(n for (op, _), n in report.pytorch_ops.items() if op == "aten.transpose"))
