@@ -166,6 +166,9 @@ def fusec_version() -> str:
         here = os.path.dirname(os.path.abspath(__file__))
         commit = subprocess.run(["git", "-C", here, "rev-parse", "--short", "HEAD"], check=False,
                                 capture_output=True, text=True, timeout=10).stdout.strip()
+        if commit and subprocess.run(["git", "-C", here, "diff", "--quiet", "HEAD"], check=False,
+                                     capture_output=True, timeout=30).returncode:
+            commit += " + changes"  # the source differs from that commit (a copy of a working tree)
     except (OSError, subprocess.SubprocessError):
         commit = ""
     return f"{__version__} ({commit})" if commit else __version__
