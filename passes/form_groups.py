@@ -137,7 +137,8 @@ def describe(ops, ret) -> list[OpNode]:
         node = OpNode(i, _label(i, op), kind, shape, _shape(op.results[0]) if len(op.results) else (),
                       sum(nbytes(r) for r in op.results), operands,
                       tuple(c.reduced_axes) if c else (), c.row_template if c else False, c.cost if c else 0,
-                      index_maps=kind == "broadcast" and op.name == "linalg.generic" and reads_through_index_maps(op))
+                      index_maps=kind in ("broadcast", "pointwise") and op.name == "linalg.generic"
+                      and reads_through_index_maps(op))
         nodes.append(node)
     body = {op.operation for op in ops}
     for node, op in zip(nodes, ops):
