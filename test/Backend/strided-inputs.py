@@ -2,7 +2,8 @@
 # the views in, down to the contiguous matmul result: inside they are index maps of the kernel's
 # reads, outside the runtime would copy each strided input to contiguous memory first (BERT: two
 # PyTorch copies a layer before its attention's region). A region of a copy alone
-# (`x.t().contiguous()`) is left as it was, to PyTorch (zero-kernel-regions.py). CPU tensors.
+# (`x.t().contiguous()`) is left as it was, to PyTorch (zero-kernel-regions.py). `aten.alias` is
+# reported as the free view it is. CPU tensors.
 
 # RUN: %python %s 2>&1 | FileCheck %s
 
@@ -42,3 +43,13 @@ def heads():
     inside = sum(r.ops.count("aten.transpose") for r in report.fusec_regions)
     outside = sum(n for (op, _), n in report.pytorch_ops.items() if op == "aten.transpose")
     print(f"transposes in fusec regions: {inside}, in PyTorch: {outside}")
+
+
+# `aten.alias` (Llama's and GPT-2's graphs have one) is a free view too, reported as one.
+# CHECK-LABEL: TEST: alias
+# CHECK-NEXT:  pytorch aten.alias  a view with no arithmetic beside it: stays a free PyTorch view
+@run
+def alias():
+    with torch.no_grad():
+        torch.compile(lambda x: (torch.ops.aten.alias(x), (x * 2).sin()), backend="fusec")(torch.randn(4, 8))
+    print("\n".join(line for line in tb.reports[-1].lines() if "alias" in line))

@@ -31,7 +31,7 @@ from .support import VIEWS, FusecOperatorSupport, graph_rows, has_inner_symbols,
 # Views of their input's storage: taken again outside a region where a reader outside needs them.
 _ALIASING = VIEWS | {"slice", "select", "narrow"}
 # Ops that PyTorch runs as views (no copy), when no region takes them.
-_VIEWS_IN_PYTORCH = _ALIASING | {"split", "split_with_sizes", "chunk", "unbind"}
+_VIEWS_IN_PYTORCH = _ALIASING | {"split", "split_with_sizes", "chunk", "unbind", "alias", "detach"}
 
 __all__ = ["PER_SHAPE_PREFIX", "REGION_PREFIX", "SIZE_ARITHMETIC", "Partition", "partition_graph", "replace_region"]
 
