@@ -226,13 +226,12 @@ def _row_registers(facts: Facts, knobs: Knobs, lanes: int, variance: bool, windo
     n_vectors = row_vectors(facts.row_length, lanes)
     threads, per_thread = row_threads(n_vectors, facts.n_rows, knobs.vectors)
     held = min(per_thread, knobs.row_registers // lanes)
-    c = 1
-    if held < per_thread and not _hybrid(facts, knobs, held, per_thread):
-        c = _cluster(n_vectors, facts.n_rows, lanes, knobs)
-        if c == 1:
-            return None  # a row of `row_length` does not fit in registers
-    elif knobs.row_cluster > 1 and held == per_thread:  # asked for: smaller blocks, more of them an SM
-        c = _cluster(n_vectors, facts.n_rows, lanes, knobs)
+    # a row too long for a block's registers, or one that fits when a cluster is asked for (`row_cluster`
+    # above 1: smaller blocks, more of them an SM), is split over the blocks of a cluster
+    split = held < per_thread and not _hybrid(facts, knobs, held, per_thread)
+    c = _cluster(n_vectors, facts.n_rows, lanes, knobs) if split or (knobs.row_cluster > 1 and held == per_thread) else 1
+    if split and c == 1:
+        return None  # a row of `row_length` does not fit in registers
     if c > 1:
         threads, per_thread = row_threads(-(-n_vectors // c), facts.n_rows, knobs.vectors)
         held = per_thread
