@@ -77,12 +77,7 @@ class GraphCounts:
         return sum(self.pytorch.values())
 
 
-_ALIASES = ("aten.detach", "aten.alias")  # not in the op table, but free: counted with the views
-
-
-def _kind(op: str, reason: str) -> str:
-    if op in _ALIASES:
-        return "view"
+def _kind(reason: str) -> str:
     if reason.startswith(("matmul", "convolution")):
         return "contraction"
     if reason.startswith("attention"):
@@ -101,7 +96,7 @@ def count_reports(reports) -> GraphCounts:
         counts.regions += len(report.fusec_regions)
         counts.kernels += len(report.kernels)
         for (op, reason), n in report.pytorch_ops.items():
-            kind = _kind(op, reason)
+            kind = _kind(reason)
             counts.pytorch[kind] += n
             if kind == "other":
                 counts.other[op] += n
