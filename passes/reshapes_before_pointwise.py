@@ -70,6 +70,20 @@ def _may_move(op) -> bool:
     return len(list(op.regions[0].blocks[0].operations)) <= _CHEAP_BODY
 
 
+def ends_at_input(value, depth: int = 0) -> bool:
+    """Whether reshapes moved onto `value` end at a function input: it is one (or a reshape of one),
+    or an elementwise op of such values. A reshape left on any other computed value (a reduction, a
+    broadcast) is a group boundary there instead of after the op: it stays after the op, which then
+    fuses with its producers (fusec-reshape-pointwise-loops runs such ops at their producers' shape)."""
+    while not isinstance(value.owner, ir.Block) and value.owner.name in _RESHAPES:
+        value = value.owner.operands[0]
+    if isinstance(value.owner, ir.Block) or value.owner.name == "arith.constant":
+        return True
+    owner = value.owner
+    return depth < 8 and _elementwise(owner) and all(
+        ends_at_input(v, depth + 1) for v in list(owner.operands)[:len(owner.operands) - 1])
+
+
 def _reshaped(reshape, value):
     """`reshape` (a collapse or expand) applied to `value` instead of its source, at the insertion point."""
     shape = ir.RankedTensorType(reshape.results[0].type).shape
@@ -109,5 +123,5 @@ def run(module_op, pass_) -> None:
         if isinstance(source.owner, ir.Block) or not reshape.results[0].type.has_static_shape:
             continue
         owner = source.owner
-        if _elementwise(owner) and _may_move(owner):
+        if _elementwise(owner) and _may_move(owner) and ends_at_input(source):
             _move(reshape)

@@ -1,0 +1,301 @@
+"""--fusec-reshape-pointwise-loops: run an elementwise op over the loop shape of the values it reads through reshapes.
+
+A reshape (`tensor.collapse_shape`, `tensor.expand_shape`) of a computed value ends the fusion
+groups on both sides (fusion rule 7). GroupNorm's decomposition has one where it hurts: the
+statistics are reductions over [N, G, C/G, H*W], the scale `rstd * weight` and the shift are computed
+at [N, G, C/G, 1], and the normalization `x * scale + shift` runs at [N, C, H, W], reading scale and
+shift through a collapse to [N, C, 1]. So the normalization is a kernel of its own that reads the
+input a second time: 150% of the minimal bytes, where LayerNorm is one kernel.
+
+A reshape moves no data: element number l (row-major) is the same on both sides. Each dim of a
+shape is a *digit* of l: `(l floordiv stride) mod size`, written (stride, size). An elementwise op
+over shape S reads an operand at digits of S; a reshaped operand's source has digits of its own,
+each inside one digit of S or it is not a digit of l at all. The rewrite runs the op over a shape F
+of the same elements that holds every digit of the sources it reads through reshapes of
+computed values, each as a whole number of F's digits (the coarsest such shape: a dim boundary
+wherever one of those digits starts or ends), and reads:
+  - each such source directly, each of its dims at the F loop that is that digit (or the sum of the
+    loops it spans: `d1 * 16 + d2`);
+  - an operand at S's own index (the input x) through a reshape to F, a view of a function input
+    (the view of the same value at F that is already there when there is one: GroupNorm's
+    statistics read x at F, and one view means one load in the fused kernel);
+  - any other operand (a weight broadcast over some dims) at the sum of the F loops that make up
+    each of its digits (`d1 * 10 + d2`), or the op is left as it was.
+The result is reshaped back to S for the op's users; an elementwise user reads that reshape of a
+computed value, so it is rewritten the same way in its turn (GroupNorm then SiLU: both over F).
+
+The op is left alone when it has a dynamic dim, reads the loop indices, is marked by another fusec
+pass, a reduction reads its result (the reshape would end that reduction's prologue), or an operand
+at S's index is computed by something other than a cast-like elementwise op (its reshape would be
+a new rule-7 boundary).
+
+Before (GroupNorm(32, 320) of 2x320x8x8, the scale only):
+    %s = linalg.generic ... -> tensor<2x32x10x1xf32>                       // rstd * weight
+    %c = tensor.collapse_shape %s [[0], [1, 2], [3]] : tensor<2x32x10x1xf32> into tensor<2x320x1xf32>
+    %y = linalg.generic {indexing_maps = [(d0, d1, d2, d3) -> (d0, d1, d2, d3), (d0, d1, d2, d3) -> (d0, d1, 0), id]}
+           ins(%x, %c : tensor<2x320x8x8xf32>, tensor<2x320x1xf32>) ... { mulf }
+After:
+    %v = (the view of %x as tensor<2x32x10x64xf32> the statistics read)
+    %y2 = linalg.generic {indexing_maps = [(d0, d1, d2, d3) -> (d0, d1, d2, d3), (d0, d1, d2, d3) -> (d0, d1, d2, 0), id]}
+           ins(%v, %s : tensor<2x32x10x64xf32>, tensor<2x32x10x1xf32>) ... { mulf }
+    %y = (%y2 reshaped to tensor<2x320x8x8xf32>)
+"""
+
+from __future__ import annotations
+
+import math
+
+from fusec.mlir import ir
+from torch_mlir.dialects import tensor
+
+from .classify_ops import indexing_maps, iterator_kinds
+from .reshapes_before_pointwise import ends_at_input
+
+FLAG = "fusec-reshape-pointwise-loops"
+SUMMARY = "Run an elementwise op over the shape of the computed values it reads through reshapes"
+
+_RESHAPES = ("tensor.collapse_shape", "tensor.expand_shape")
+_CHEAP_BODY = 2  # a cast and its yield: a producer reshapes_before_pointwise moves a reshape over
+
+
+def _strides(shape) -> list[int]:
+    out, step = [], 1
+    for size in reversed(shape):
+        out.append(step)
+        step *= size
+    return out[::-1]
+
+
+def _shape(value) -> list[int] | None:
+    t = value.type
+    if not isinstance(t, ir.RankedTensorType) or not t.has_static_shape:
+        return None
+    return list(t.shape)
+
+
+def _root(value):
+    """The value a chain of static reshapes starts from, and whether there was one."""
+    root = value
+    while not isinstance(root.owner, ir.Block) and root.owner.name in _RESHAPES and _shape(root.owner.operands[0]):
+        root = root.owner.operands[0]
+    return root, root != value
+
+
+def _operand_digits(shape, m, loop_shape):
+    """Each dim of an operand read at map `m` as a digit (stride, size) of the loop's linear index
+    (None for a unit dim read at 0); None when a dim is read otherwise."""
+    loop_strides = _strides(loop_shape)
+    out = []
+    for size, e in zip(shape, m.results):
+        e = e.maybe_downcast()
+        if isinstance(e, ir.AffineDimExpr) and size == loop_shape[e.position]:
+            out.append((loop_strides[e.position], size) if size != 1 else None)
+        elif isinstance(e, ir.AffineConstantExpr) and e.value == 0 and size == 1:
+            out.append(None)
+        else:
+            return None
+    return out
+
+
+def _source_digits(source_shape, shape, digits):
+    """The digits of the dims of a reshape's source, from those of its result (`shape`, `digits`);
+    None when a source dim is not one digit of the loop (its pieces in the result's dims are not
+    adjacent digits there)."""
+    own = _strides(shape)
+    out = []
+    for size, stride in zip(source_shape, _strides(source_shape)):
+        if size == 1:
+            out.append(None)
+            continue
+        pieces = []  # the source dim's part in each result dim, as a digit of the loop
+        for r in range(len(shape)):
+            lo, hi = max(stride, own[r]), min(stride * size, own[r] * shape[r])
+            if shape[r] == 1 or lo >= hi:
+                continue
+            if lo % own[r] or hi % lo:
+                return None
+            pieces.append((digits[r][0] * (lo // own[r]), hi // lo))
+        pieces.sort()
+        if not pieces or any(a[0] * a[1] != b[0] for a, b in zip(pieces, pieces[1:])):
+            return None
+        out.append((pieces[0][0], math.prod(n for _, n in pieces)))
+    return out
+
+
+def _loop_shape(required, numel) -> list[tuple[int, int]] | None:
+    """The coarsest digits of `numel` elements of which each required digit is a whole number (a
+    boundary wherever one starts or ends), outer first; None when the boundaries do not divide."""
+    bounds = sorted({1, numel} | {b for stride, size in required for b in (stride, stride * size)})
+    if any(hi % lo for lo, hi in zip(bounds, bounds[1:])):
+        return None
+    return [(lo, hi // lo) for lo, hi in reversed(list(zip(bounds, bounds[1:])))]
+
+
+def _exprs(digits, loops):
+    """Affine exprs reading dims of the given digits from the loops of digits `loops`; None when a
+    digit is not a whole number of loops."""
+    out = []
+    for digit in digits:
+        if digit is None:
+            out.append(ir.AffineConstantExpr.get(0))
+            continue
+        stride, size = digit
+        parts = [(f, s // stride) for f, (s, n) in enumerate(loops) if s >= stride and s * n <= stride * size]
+        if not parts or math.prod(loops[f][1] for f, _ in parts) != size or min(w for _, w in parts) != 1:
+            return None
+        expr = None
+        for f, weight in parts:
+            term = ir.AffineDimExpr.get(f) * weight if weight != 1 else ir.AffineDimExpr.get(f)
+            expr = term if expr is None else expr + term
+        out.append(expr)
+    return out
+
+
+def _view(value, shape):
+    """A reshape of `value` to `shape` that is already in the IR (through a chain of them), or None."""
+    todo, seen = [value], set()
+    while todo:
+        v = todo.pop()
+        for use in v.uses:
+            owner = use.owner
+            if owner.name in _RESHAPES and _shape(owner.results[0]):
+                if _shape(owner.results[0]) == shape:
+                    return owner.results[0]
+                if owner.results[0] not in seen:
+                    seen.add(owner.results[0])
+                    todo.append(owner.results[0])
+    return None
+
+
+def _groups(groups) -> ir.ArrayAttr:
+    i64 = ir.IntegerType.get_signless(64)
+    return ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(i64, i) for i in g]) for g in groups])
+
+
+def _reshape(value, shape):
+    """`value` reshaped to `shape` (row-major), built at the insertion point: a collapse to one dim
+    and an expand (a reshape between shapes of rank at least 1)."""
+    elem = ir.RankedTensorType(value.type).element_type
+    source = _shape(value)
+    if source == shape:
+        return value
+    if len(source) > 1:
+        value = tensor.CollapseShapeOp(ir.RankedTensorType.get([math.prod(source)], elem), value,
+                                       _groups([range(len(source))])).result
+    if len(shape) > 1:
+        value = tensor.ExpandShapeOp(ir.RankedTensorType.get(shape, elem), value,
+                                     _groups([range(len(shape))]), [], shape).result
+    return value
+
+
+def _candidate(op) -> bool:
+    if op.name != "linalg.generic" or len(op.results) != 1 or len(op.opview.outputs) != 1:
+        return False
+    if any(str(name).startswith("fusec.") for name in op.attributes):
+        return False
+    shape = _shape(op.results[0])
+    if not shape or any(k != "parallel" for k in iterator_kinds(op)):  # rank 0 has nothing to reshape
+        return False
+    if indexing_maps(op)[-1] != ir.AffineMap.get_identity(len(shape)):
+        return False
+    block = op.regions[0].blocks[0]
+    if list(block.arguments[-1].uses) or any(inner.name == "linalg.index" for inner in block.operations):
+        return False
+    return not any(use.owner.name == "linalg.generic" and "reduction" in iterator_kinds(use.owner)
+                   for use in op.results[0].uses)
+
+
+def _viewable(value, shape) -> bool:
+    """Whether reshaping `value` costs no new group boundary: a function input's view, a view that
+    is already there, or a cast whose reshape fusec-reshapes-before-pointwise moves onto its input."""
+    root, _ = _root(value)
+    if isinstance(root.owner, ir.Block) or _shape(value) == shape or _view(value, shape) is not None:
+        return True
+    owner = root.owner
+    return owner.name == "linalg.generic" and len(list(owner.regions[0].blocks[0].operations)) <= _CHEAP_BODY
+
+
+def _plan(op):
+    """(loop digits, [(value, map exprs) or (value, None) for a reshape to F]) or None."""
+    shape = _shape(op.results[0])
+    n_in = len(op.opview.inputs)
+    maps = indexing_maps(op)
+    reads, required = [], []
+    for value, m in zip(list(op.operands)[:n_in], maps[:n_in]):
+        own = _shape(value)
+        digits = _operand_digits(own, m, shape) if own is not None else None
+        if digits is None:
+            return None
+        root, reshaped = _root(value)
+        from_computed = reshaped and not ends_at_input(root)  # (a reshaped cast of a weight is a view)
+        source = _source_digits(_shape(root), own, digits) if from_computed else None
+        if source is not None:
+            required += [d for d in source if d is not None]
+            reads.append((root, source))
+        elif m == ir.AffineMap.get_identity(len(shape)) and own == shape:
+            reads.append((value, "view"))
+        else:
+            reads.append((value, digits))
+    if not required:
+        return None
+    loops = _loop_shape(required, math.prod(shape))
+    if loops is None or len(loops) == 0:
+        return None
+    plan = []
+    for value, digits in reads:
+        if digits == "view":
+            if not _viewable(value, [n for _, n in loops]):
+                return None
+            plan.append((value, None))
+            continue
+        exprs = _exprs(digits, loops)
+        if exprs is None:
+            return None
+        plan.append((value, exprs))
+    return loops, plan
+
+
+def _rewrite(op, loops, plan) -> None:
+    new_shape = [n for _, n in loops]
+    out_type = ir.RankedTensorType(op.results[0].type)
+    rank = len(new_shape)
+    with ir.InsertionPoint(op), op.location:
+        inputs, maps = [], []
+        for value, exprs in plan:
+            if exprs is None:
+                view = _view(value, new_shape)
+                inputs.append(view if view is not None else _reshape(value, new_shape))
+                maps.append(ir.AffineMap.get_identity(rank))
+            else:
+                inputs.append(value)
+                maps.append(ir.AffineMap.get(rank, 0, exprs))
+        init = tensor.EmptyOp(new_shape, out_type.element_type).result
+        new = op.clone()
+        for i, v in enumerate(inputs + [init]):
+            new.operands[i] = v
+        new.results[0].set_type(ir.RankedTensorType.get(new_shape, out_type.element_type))
+        new.attributes["indexing_maps"] = ir.ArrayAttr.get(
+            [ir.AffineMapAttr.get(m) for m in maps + [ir.AffineMap.get_identity(rank)]])
+        parallel = ir.Attribute.parse("#linalg.iterator_type<parallel>")
+        new.attributes["iterator_types"] = ir.ArrayAttr.get([parallel] * rank)
+    with ir.InsertionPoint.after(new), op.location:
+        back = _reshape(new.results[0], list(out_type.shape))
+    op.results[0].replace_all_uses_with(back)
+    old_inputs = list(op.operands)[:len(plan)]
+    op.erase()
+    for value in old_inputs:  # reshapes left unread (the op read its computed inputs through them)
+        while not isinstance(value.owner, ir.Block) and value.owner.name in _RESHAPES and not list(value.uses):
+            owner = value.owner
+            value = owner.operands[0]
+            owner.erase()
+
+
+def run(module_op, pass_) -> None:
+    ops = []
+    module_op.walk(lambda op: (ops.append(op) if op.name == "linalg.generic" else None) or ir.WalkResult.ADVANCE)
+    for op in ops:  # in program order: a user of a rewritten op reads its reshaped result
+        if not _candidate(op):
+            continue
+        found = _plan(op)
+        if found is not None:
+            _rewrite(op, *found)
