@@ -79,9 +79,25 @@ def _body_ops(op) -> list:
     return list(op.regions[0].blocks[0].operations) if len(op.regions) else []
 
 
+def _address_math(inner) -> bool:
+    """A body op that computes a position, not a value: a loop index, index arithmetic, a bounds
+    test of an index (a pooling window's: --fusec-pooling-to-generic). The GPU computes these once
+    per thread or folds them into addresses; they do not count as the element's arithmetic."""
+    if inner.name == "linalg.index":
+        return True
+    if not inner.name.startswith("arith.") or not len(inner.results):
+        return False
+    if inner.name == "arith.cmpi":
+        return all(isinstance(v.type, ir.IndexType) for v in inner.operands)
+    if inner.name == "arith.andi" and all(isinstance(r.type, ir.IntegerType) and ir.IntegerType(r.type).width == 1
+                                          for r in inner.results):
+        return all(not isinstance(v.owner, ir.Block) and _address_math(v.owner) for v in inner.operands)
+    return all(isinstance(r.type, ir.IndexType) for r in inner.results)
+
+
 def body_cost(op) -> int:
     return sum(4 if inner.name.startswith(_EXPENSIVE) else 1 for inner in _body_ops(op)
-               if inner.name != "linalg.yield")
+               if inner.name != "linalg.yield" and not _address_math(inner))
 
 
 def _is_identity(m) -> bool:

@@ -42,7 +42,7 @@ FLAG = "fusec-extracts-to-index-maps"
 SUMMARY = "Read tensor.extract at affine functions of the loop index as inputs through index maps"
 
 
-def _affine(value, inside):
+def affine_of(value, inside):
     """`value` as an affine expr of the loop dims, or None."""
     if isinstance(value.owner, ir.Block):
         return None
@@ -53,7 +53,7 @@ def _affine(value, inside):
     if name == "arith.constant" and isinstance(value.type, ir.IndexType):
         return ir.AffineConstantExpr.get(ir.IntegerAttr(op.attributes["value"]).value)
     if name in ("arith.addi", "arith.subi", "arith.muli"):
-        a, b = (_affine(v, inside) for v in op.operands)
+        a, b = (affine_of(v, inside) for v in op.operands)
         if a is None or b is None:
             return None
         if name == "arith.muli":
@@ -102,7 +102,7 @@ def _candidates(op):
             continue
         if not isinstance(source.owner, ir.Block) and source.owner.parent == op.operation:
             continue
-        exprs = [_affine(v, op.operation) for v in list(inner.operands)[1:]]
+        exprs = [affine_of(v, op.operation) for v in list(inner.operands)[1:]]
         if any(e is None for e in exprs) or not _dynamic_dims_kept(exprs, source.type.shape, extents):
             continue
         m = ir.AffineMap.get(out_map.n_dims, 0, _bounded(exprs, source.type.shape, extents))
@@ -116,8 +116,12 @@ def _rewrite(op, found) -> None:
     n_in = len(view.inputs)
     kept = [j for j in range(n_in) if len(list(old.arguments[j].uses))]  # torch-mlir's flip reads its input unused
     outs, maps = list(view.outputs), indexing_maps(op)
-    new_ins = [view.inputs[j] for j in kept] + [extract.operands[0] for extract, _ in found]
-    new_maps = [maps[j] for j in kept] + [m for _, m in found] + maps[n_in:]
+    reads = []  # distinct (tensor, map) pairs: reads of the same element share one input (a pooling
+    for extract, m in found:  # window's per-channel weights), so that cse merges what they compute
+        if not any(t == extract.operands[0] and str(m) == str(rm) for t, rm, _ in reads):
+            reads.append((extract.operands[0], m, extract.results[0].type))
+    new_ins = [view.inputs[j] for j in kept] + [t for t, _, _ in reads]
+    new_maps = [maps[j] for j in kept] + [m for _, m, _ in reads] + maps[n_in:]
     attributes = {n: op.attributes[n] for n in (a if isinstance(a, str) else a.name for a in op.attributes)}
     attributes["indexing_maps"] = maps_attr(new_maps)
     attributes["operandSegmentSizes"] = ir.DenseI32ArrayAttr.get([len(new_ins), len(outs)])
@@ -125,13 +129,14 @@ def _rewrite(op, found) -> None:
         new = ir.Operation.create("linalg.generic", results=[r.type for r in op.results],
                                   operands=[*new_ins, *outs], attributes=attributes, regions=1)
     args = [a.type for a in old.arguments]
-    types = [args[j] for j in kept] + [e.results[0].type for e, _ in found] + args[n_in:]
+    types = [args[j] for j in kept] + [t for _, _, t in reads] + args[n_in:]
     block = new.regions[0].blocks.append(*types, arg_locs=[op.location] * len(types))
     for pos, j in enumerate(kept):
         old.arguments[j].replace_all_uses_with(block.arguments[pos])
     for k, arg in enumerate(list(old.arguments)[n_in:]):
-        arg.replace_all_uses_with(block.arguments[len(kept) + len(found) + k])
-    for k, (extract, _) in enumerate(found):
+        arg.replace_all_uses_with(block.arguments[len(kept) + len(reads) + k])
+    for extract, m in found:
+        k = next(i for i, (t, rm, _) in enumerate(reads) if t == extract.operands[0] and str(m) == str(rm))
         extract.results[0].replace_all_uses_with(block.arguments[len(kept) + k])
     for inner in list(old.operations):
         inner.detach_from_parent()

@@ -130,8 +130,11 @@ def describe(ops, ret) -> list[OpNode]:
                     rows_only = maps[list(op.operands).index(v)] == maps[-1]  # read at the element written
             operands.append(Operand(name(v), nbytes(v, per_row=True), producer, rows_only, _is_dynamic(v)))
         for v in gathered_tensors(op) if op.name == "linalg.generic" else ():
-            # A gather reads at most one element of its table per element it writes.
-            read_bytes = min(nbytes(v), nbytes(op.results[0]) // _bytes_of(op.results[0]) * _bytes_of(v))
+            # A gather reads at most one element of its table per extract and element it writes (a
+            # pooling's window: one per window element), and at most the table.
+            reads = sum(1 for inner in op.regions[0].blocks[0].operations
+                        if inner.name == "tensor.extract" and inner.operands[0] == v)
+            read_bytes = min(nbytes(v), reads * nbytes(op.results[0]) // _bytes_of(op.results[0]) * _bytes_of(v))
             operands.append(Operand(name(v), read_bytes, index.get(v), True, _is_dynamic(v), gathered=True))
         kind = c.kind if c else "opaque"
         node = OpNode(i, _label(i, op), kind, shape, _shape(op.results[0]) if len(op.results) else (),

@@ -10,7 +10,12 @@ values at (i, 0): the gather reads those instead, the [rows, classes] tensor is 
 the row reductions and the pick become one kernel. The same holds for an embedding of a scaled
 table (`(w * s)[ids]` is `w[ids] * s`).
 
-Algorithm: for each `tensor.extract` at indices computed from data, whose tensor is the result of an
+The same holds for a read at positions computed from the loop indices in a way no index map
+expresses (a pooling's window, clamped into its input: --fusec-pooling-to-generic), so that the
+BatchNorm and ReLU before a max pool are computed at the elements each window reads.
+
+Algorithm: for each `tensor.extract` at indices computed from data or not affine in the loop
+indices, whose tensor is the result of an
 all-parallel linalg.generic with an identity output map, input maps of dims and zeros and a body of
 arithmetic (its loop indices allowed: they are the extract's indices): each input of that op is
 extracted at its map of the indices, the op's body is cloned after them, and its yield replaces the
@@ -37,12 +42,13 @@ from torch_mlir.dialects import arith, tensor
 
 from .bound_gather_indices import depends_on_data
 from .classify_ops import computes_from_indices, indexing_maps, iterator_kinds
+from .extracts_to_index_maps import affine_of
 from .inline_iotas import dim_exprs
 
 FLAG = "fusec-gathers-through-pointwise"
 SUMMARY = "Read a gather of a pointwise op's result from that op's inputs, computing its body there"
 
-_BUDGET = 64  # body ops one extract may clone, over all the producers it is pulled through
+_BUDGET = 64  # body ops one extract may clone (on average), over all the producers it is pulled through
 
 
 def _pullable(source):
@@ -103,23 +109,44 @@ def _pull(extract, producer) -> int:
     return cloned
 
 
-def _pull_all(op) -> None:
+def _pulled_reads(op):
+    """The body's extracts a producer could be pulled into (at data-dependent or non-affine
+    indices), grouped by that producer, in body order."""
     body = op.regions[0].blocks[0]
+    by_producer = []
+    for inner in body.operations:
+        if inner.name != "tensor.extract":
+            continue
+        indices = list(inner.operands)[1:]
+        if not any(depends_on_data(v, body) or affine_of(v, op.operation) is None for v in indices):
+            continue  # at affine positions: an index map instead (--fusec-extracts-to-index-maps)
+        producer = _pullable(inner.operands[0])
+        if producer is None:
+            continue
+        for entry in by_producer:
+            if entry[0] == producer:
+                entry[1].append(inner)
+                break
+        else:
+            by_producer.append((producer, [inner]))
+    return by_producer
+
+
+def _pull_all(op) -> None:
+    """Pull producers into the body's reads of them, each into all its reads or none (a pooling
+    window reading half its elements from the producer's inputs and half from its result would need
+    both in memory), within `_BUDGET` cloned ops per read."""
+    budget = _BUDGET * max(1, sum(len(reads) for _, reads in _pulled_reads(op)))
     spent = 0
-    changed = True
-    while changed and spent <= _BUDGET:
-        changed = False
-        for inner in list(body.operations):
-            if inner.name != "tensor.extract":
-                continue
-            if not any(depends_on_data(v, body) for v in list(inner.operands)[1:]):
-                continue
-            producer = _pullable(inner.operands[0])
-            if producer is None:
-                continue
-            spent += _pull(inner, producer)
-            changed = True
-            break
+    while True:
+        for producer, reads in _pulled_reads(op):
+            cost = len(reads) * (len(list(producer.regions[0].blocks[0].operations)) - 1)
+            if spent + cost <= budget:
+                break
+        else:
+            return
+        for extract in reads:
+            spent += _pull(extract, producer)
 
 
 def run(module_op, pass_) -> None:

@@ -24,10 +24,13 @@ wherever one of those digits starts or ends), and reads:
 The result is reshaped back to S for the op's users; an elementwise user reads that reshape of a
 computed value, so it is rewritten the same way in its turn (GroupNorm then SiLU: both over F).
 
-The op is left alone when it has a dynamic dim, reads the loop indices, is marked by another fusec
-pass, a reduction reads its result (the reshape would end that reduction's prologue), or an operand
-at S's index is computed by something other than a cast-like elementwise op (its reshape would be
-a new rule-7 boundary).
+Only reshapes of a linalg.generic's result count (a contraction's is in memory anyway, a cast of a
+weight is moved onto the weight by fusec-reshapes-before-pointwise). The op is left alone when it has
+a dynamic dim, reads the loop indices, is marked by another fusec pass, an operand at S's index is
+computed by something other than a cast of a function input (its reshape would be a new rule-7
+boundary), or some reader of its result, directly or through elementwise readers, could not follow
+it to F: a reduction (the reshape would end that reduction's prologue) or an elementwise op with
+such an operand. Then the boundary stays where it was, before the op.
 
 Before (GroupNorm(32, 320) of 2x320x8x8, the scale only):
     %s = linalg.generic ... -> tensor<2x32x10x1xf32>                       // rstd * weight
@@ -188,7 +191,9 @@ def _reshape(value, shape):
     return value
 
 
-def _candidate(op) -> bool:
+def _elementwise(op) -> bool:
+    """An all-parallel generic of one static result at its identity, its output and the loop
+    indices not read, not marked by another fusec pass."""
     if op.name != "linalg.generic" or len(op.results) != 1 or len(op.opview.outputs) != 1:
         return False
     if any(str(name).startswith("fusec.") for name in op.attributes):
@@ -199,17 +204,52 @@ def _candidate(op) -> bool:
     if indexing_maps(op)[-1] != ir.AffineMap.get_identity(len(shape)):
         return False
     block = op.regions[0].blocks[0]
-    if list(block.arguments[-1].uses) or any(inner.name == "linalg.index" for inner in block.operations):
-        return False
-    return not any(use.owner.name == "linalg.generic" and "reduction" in iterator_kinds(use.owner)
-                   for use in op.results[0].uses)
+    return not list(block.arguments[-1].uses) and not any(inner.name == "linalg.index" for inner in block.operations)
+
+
+def _readers_follow(value) -> bool:
+    """Whether every reader of `value` (a result about to be reshaped back from F) takes the reshape
+    at no cost: the function's result or an op outside fusec's kernels (a contraction: it reads
+    memory anyway), a reshape whose readers do, or an elementwise op that runs at F in its turn (its
+    other operands at its own index computed from `value` too, or views or casts of function inputs).
+    A reduction, or an op that cannot follow, would read the reshape as a new boundary inside what was
+    one kernel."""
+    followers, todo, at_f = [], [value], []  # ops that run at F in turn; values they make from `value`
+    while todo:
+        v = todo.pop()
+        if any(v == seen for seen in at_f):
+            continue
+        at_f.append(v)
+        for use in v.uses:
+            owner = use.owner
+            if owner.name in _RESHAPES:
+                todo.append(owner.results[0])
+            elif owner.name == "linalg.generic":
+                if not _elementwise(owner) or use.operand_number >= len(owner.opview.inputs):
+                    return False
+                if not any(owner.operation == f for f in followers):
+                    followers.append(owner.operation)
+                    todo.append(owner.results[0])
+        if len(followers) > 64:
+            return False
+    for op in followers:
+        shape = _shape(op.results[0])
+        for other, m in zip(op.opview.inputs, indexing_maps(op)):
+            if _shape(other) == shape and m == ir.AffineMap.get_identity(len(shape)) \
+                    and not any(other == v for v in at_f) and not _viewable(other, None):
+                return False
+    return True
+
+
+def _candidate(op) -> bool:
+    return _elementwise(op) and _readers_follow(op.results[0])
 
 
 def _viewable(value, shape) -> bool:
     """Whether reshaping `value` costs no new group boundary: a function input's view, a view that
     is already there, or a cast whose reshape fusec-reshapes-before-pointwise moves onto its input."""
     root, _ = _root(value)
-    if isinstance(root.owner, ir.Block) or _shape(value) == shape or _view(value, shape) is not None:
+    if isinstance(root.owner, ir.Block) or _shape(value) == shape or (shape and _view(value, shape) is not None):
         return True
     owner = root.owner
     return owner.name == "linalg.generic" and len(list(owner.regions[0].blocks[0].operations)) <= _CHEAP_BODY
@@ -220,23 +260,28 @@ def _plan(op):
     shape = _shape(op.results[0])
     n_in = len(op.opview.inputs)
     maps = indexing_maps(op)
-    reads, required = [], []
+    reads, required, new = [], [], False
+    own_digits = {d for d in zip(_strides(shape), shape) if d[1] != 1}
     for value, m in zip(list(op.operands)[:n_in], maps[:n_in]):
         own = _shape(value)
         digits = _operand_digits(own, m, shape) if own is not None else None
         if digits is None:
             return None
         root, reshaped = _root(value)
-        from_computed = reshaped and not ends_at_input(root)  # (a reshaped cast of a weight is a view)
+        # A reshape of a generic's result is a boundary (of a contraction's, it is memory anyway); of a
+        # cast of a weight, a view (fusec-reshapes-before-pointwise moves it onto the weight).
+        from_computed = reshaped and not isinstance(root.owner, ir.Block) and root.owner.name == "linalg.generic" \
+            and not ends_at_input(root)
         source = _source_digits(_shape(root), own, digits) if from_computed else None
         if source is not None:
             required += [d for d in source if d is not None]
+            new |= any(d is not None and d not in own_digits for d in source)
             reads.append((root, source))
         elif m == ir.AffineMap.get_identity(len(shape)) and own == shape:
             reads.append((value, "view"))
         else:
             reads.append((value, digits))
-    if not required:
+    if not new:  # every source's dims are the op's own (reshapes of unit dims: fusec-fold-unit-reshapes')
         return None
     loops = _loop_shape(required, math.prod(shape))
     if loops is None or len(loops) == 0:

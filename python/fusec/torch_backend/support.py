@@ -45,9 +45,13 @@ _CASTS = ["_to_copy", "clone", "convert_element_type"]  # the last: prims' (grap
 _GATHERS = ["embedding", "index", "index_select", "gather", "take_along_dim", "nll_loss_forward", "nll_loss"]
 # Running sums and products (tm_tensor.scan: --fusec-scans-to-generic; test/CPU/scans.test).
 _SCANS = ["cumsum", "cumprod"]
+# Max and average pooling: each output reads its window (--fusec-pooling-to-generic;
+# test/CPU/pooling.test). max_pool2d_with_indices only while its indices go unused (inference): the
+# kernel does not compute them, and the backward that reads them scatters.
+_POOLING = ["max_pool2d_with_indices", "max_pool2d", "max_pool1d", "avg_pool2d", "avg_pool1d"]
 
 # Ops with arithmetic: a region must hold at least one of these to be worth a kernel.
-COMPUTE = frozenset(_POINTWISE + _REDUCTIONS + _NORMS + _CASTS + _GATHERS + _SCANS)
+COMPUTE = frozenset(_POINTWISE + _REDUCTIONS + _NORMS + _CASTS + _GATHERS + _SCANS + _POOLING)
 # Factories of constants and iotas: computed inside the kernel that reads them (an arange where it is
 # read, --fusec-inline-iotas; a constant as its scalar, --fusec-fold-splat-constants), so taken inside
 # a region, never on their own (a region of factories alone has no input to launch on).
@@ -199,6 +203,9 @@ def why_pytorch(node: torch.fx.Node, rows: tuple = (), per_shape: bool = False) 
                 + (f", here ({', '.join(rows)})" if rows else ""))
     if base in LAYOUT and _along_symbols(node, base):
         return "layout op along a symbolic dim: fusec folds slices, cats and flips along static dims only"
+    if base == "max_pool2d_with_indices" and any(
+            user.args[1] == 1 and user.users for user in node.users if op_name(user) == "getitem"):
+        return "max_pool2d's indices are read (for its backward): fusec's pooling computes the maxima only"
     return None
 
 

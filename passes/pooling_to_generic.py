@@ -1,0 +1,170 @@
+"""--fusec-pooling-to-generic: a max or sum pooling (`linalg.pooling_*`) as an elementwise op over its
+output that reads its window with one `tensor.extract` per window element.
+
+torch-mlir lowers `max_pool2d` (and `avg_pool2d`'s sum) to `tensor.pad` of the input with the
+pooling's identity (-inf, 0) and a `linalg.pooling_nchw_max` over the padded tensor. Neither is
+something fusec's kernels compute: the pad needs its own buffer (a host `memref.subview` of it:
+ResNet's stem did not compile) and the pooling is an opaque op. But each output element is a
+max (or sum) of a few input elements at positions computed from its own index: `ih = oh * stride +
+kh * dilation - pad`. Written as an elementwise linalg.generic whose body reads those elements
+(a gather at computed indices: `linalg.index` arithmetic, clamped into the input, the padding's
+value selected where the window leaves it), the pooling is a kernel of the kinds fusec fuses: the
+op that computed its input (ResNet's BatchNorm + ReLU) is pulled into the reads by
+--fusec-gathers-through-pointwise, and a window that never leaves the input reads it through an
+index map (--fusec-extracts-to-index-maps): one kernel, no padded copy.
+
+A pooling whose window has more than `_MAX_WINDOW` elements is left alone (its body would be long;
+it stays an opaque op), as is one of dynamic spatial dims (a dynamic batch is fine) or a pad that is
+not of a constant.
+
+Before:
+    %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] { tensor.yield %ninf }
+    %y = linalg.pooling_nchw_max {strides = dense<2>, dilations = dense<1>}
+           ins(%p, %window : tensor<2x8x18x18xf32>, tensor<3x3xf32>) outs(%fill : tensor<2x8x8x8xf32>)
+After:
+    %y = linalg.generic {indexing_maps = [id], iterator_types = ["parallel" x 4]} outs(%e) {
+      %n = linalg.index 0 ... %ow = linalg.index 3
+      %ih = oh * 2 + kh - 1 (each kh, kw), %in = 0 <= %ih < 16 and ..., clamped into [0, 15]
+      %v = tensor.extract %x[%n, %c, %ihc, %iwc];  select(%in, %v, %ninf);  arith.maximumf ...
+    }
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+from fusec.mlir import ir
+from torch_mlir.dialects import arith, linalg, tensor
+
+FLAG = "fusec-pooling-to-generic"
+SUMMARY = "Rewrite a max or sum pooling as an elementwise op that reads its window by gathers"
+
+_MAX_WINDOW = 64  # window elements one output may read (7x7 and smaller, 3-D 4x4x4)
+
+# op name -> (how elements combine, the input's spatial dims; the output's are the same dims)
+_POOLINGS = {
+    "linalg.pooling_nchw_max": ("max", (2, 3)), "linalg.pooling_nhwc_max": ("max", (1, 2)),
+    "linalg.pooling_nchw_sum": ("sum", (2, 3)), "linalg.pooling_nhwc_sum": ("sum", (1, 2)),
+    "linalg.pooling_ncw_max": ("max", (2,)), "linalg.pooling_nwc_max": ("max", (1,)),
+    "linalg.pooling_ncw_sum": ("sum", (2,)), "linalg.pooling_nwc_sum": ("sum", (1,)),
+    "linalg.pooling_ndhwc_max": ("max", (1, 2, 3)), "linalg.pooling_ndhwc_sum": ("sum", (1, 2, 3)),
+}
+
+
+def _ints(op, name, n) -> list[int]:
+    if name not in op.attributes:
+        return [1] * n
+    return [int(v) for v in ir.DenseIntElementsAttr(op.attributes[name])]
+
+
+def _shape(value, spatial=None) -> list[int] | None:
+    """A ranked tensor's shape, None when a dim of `spatial` (every dim, by default) is dynamic (a
+    dynamic batch is fine: the window moves along the spatial dims only)."""
+    t = value.type
+    if not isinstance(t, ir.RankedTensorType):
+        return None
+    shape = list(t.shape)
+    check = range(len(shape)) if spatial is None else spatial
+    return None if any(ir.ShapedType.is_dynamic_size(shape[d]) for d in check) else shape
+
+
+def _unpadded(value, spatial):
+    """(source, low pads of the spatial dims, the pad's value) of a constant `tensor.pad` of only
+    spatial dims, or (value, zeros, None) for an input that is not padded; None for another pad."""
+    if isinstance(value.owner, ir.Block) or value.owner.name != "tensor.pad":
+        return value, [0] * len(spatial), None
+    pad = value.owner
+    low = list(ir.DenseI64ArrayAttr(pad.attributes["static_low"]))
+    high = list(ir.DenseI64ArrayAttr(pad.attributes["static_high"]))
+    if len(pad.operands) != 1 or any((low[d] or high[d]) for d in range(len(low)) if d not in spatial):
+        return None  # dynamic pads, or padding of the batch or channel dims
+    yielded = pad.regions[0].blocks[0].operations[0].operands[0]
+    if isinstance(yielded.owner, ir.Block) or yielded.owner.name != "arith.constant":
+        return None
+    return pad.operands[0], [low[d] for d in spatial], yielded.owner.attributes["value"]
+
+
+def _init_constant(value):
+    """The scalar a `linalg.fill` of a constant initializes `value` with, or None."""
+    if isinstance(value.owner, ir.Block) or value.owner.name != "linalg.fill":
+        return None
+    scalar = value.owner.operands[0]
+    if isinstance(scalar.owner, ir.Block) or scalar.owner.name != "arith.constant":
+        return None
+    return scalar.owner.attributes["value"]
+
+
+def _rewrite(op, combine, spatial) -> bool:
+    view = op.opview
+    x, window = view.inputs
+    init = view.outputs[0]
+    out_shape, window_shape = _shape(init, spatial), _shape(window)
+    found = _unpadded(x, spatial)
+    if out_shape is None or window_shape is None or found is None or math.prod(window_shape) > _MAX_WINDOW:
+        return False
+    source, low, pad_value = found
+    source_shape = _shape(source, spatial)
+    start = _init_constant(init)
+    if source_shape is None or start is None:
+        return False
+    strides = _ints(op, "strides", len(spatial))
+    dilations = _ints(op, "dilations", len(spatial))
+    element = ir.RankedTensorType(init.type).element_type
+    rank = len(out_shape)
+    with ir.InsertionPoint(op), op.location:
+        sizes = [tensor.DimOp(init, arith.ConstantOp(ir.IndexType.get(), d).result).result
+                 if ir.ShapedType.is_dynamic_size(n) else n for d, n in enumerate(out_shape)]
+        empty = tensor.EmptyOp(sizes, element).result
+        identity = ir.AffineMapAttr.get(ir.AffineMap.get_identity(rank))
+        parallel = ir.Attribute.parse("#linalg.iterator_type<parallel>")
+        generic = linalg.GenericOp([init.type], [], [empty], ir.ArrayAttr.get([identity]),
+                                   ir.ArrayAttr.get([parallel] * rank))
+        body = generic.regions[0].blocks.append(element)
+    with ir.InsertionPoint(body), op.location:
+        index = ir.IndexType.get()
+        const = {}
+
+        def c(v: int):
+            if v not in const:
+                const[v] = arith.ConstantOp(index, v).result
+            return const[v]
+
+        point = [linalg.IndexOp(ir.IntegerAttr.get(ir.IntegerType.get_signless(64), d)).result for d in range(rank)]
+        acc = arith.ConstantOp(element, start).result
+        pad = None if pad_value is None else acc if pad_value == start else arith.ConstantOp(element, pad_value).result
+        for offsets in itertools.product(*(range(n) for n in window_shape)):
+            at, inside = list(point), None
+            for k, d in enumerate(spatial):  # the input's index along spatial dim d, for window offset k
+                i = arith.AddIOp(arith.MulIOp(point[d], c(strides[k])).result, c(offsets[k] * dilations[k])).result
+                if low[k]:
+                    i = arith.SubIOp(i, c(low[k])).result
+                    size = source_shape[d]
+                    ok = arith.AndIOp(arith.CmpIOp(arith.CmpIPredicate.sge, i, c(0)).result,
+                                      arith.CmpIOp(arith.CmpIPredicate.slt, i, c(size)).result).result
+                    inside = ok if inside is None else arith.AndIOp(inside, ok).result
+                    i = arith.MinSIOp(arith.MaxSIOp(i, c(0)).result, c(size - 1)).result
+                at[d] = i
+            v = tensor.ExtractOp(source, at).result
+            if inside is not None:
+                v = arith.SelectOp(inside, v, pad).result
+            if combine == "sum":
+                acc = (arith.AddFOp if isinstance(element, ir.FloatType) else arith.AddIOp)(acc, v).result
+            elif isinstance(element, ir.FloatType):
+                acc = arith.MaximumFOp(acc, v).result
+            else:
+                acc = arith.MaxSIOp(acc, v).result
+        linalg.YieldOp([acc])
+    op.results[0].replace_all_uses_with(generic.results[0])
+    op.erase()
+    if x != source and not list(x.uses):
+        x.owner.erase()  # the pad
+    return True
+
+
+def run(module_op, pass_) -> None:
+    ops = []
+    module_op.walk(lambda op: (ops.append(op) if op.name in _POOLINGS else None) or ir.WalkResult.ADVANCE)
+    for op in ops:
+        combine, spatial = _POOLINGS[op.name]
+        _rewrite(op, combine, spatial)
