@@ -1,7 +1,8 @@
 # On the GPU, against CUDA eager: T5's relative position buckets (one kernel, exact), arange * x
 # fused (one kernel), factories and constant tensors read by the kernels, integer edge cases
 # (floor_divide/remainder of negative operands, the most negative int64 by -1, quotients past 2^24),
-# GroupNorm(32, 512) on 32x512x64x64 (it did not compile for the GPU: host op 'memref.get_global')
+# GroupNorm(32, 512) on 32x512x64x64 (it did not compile for the GPU: host op 'memref.get_global';
+# one kernel since session 33), GroupNorm + SiLU in bf16, poolings and ResNet's stem in one kernel,
 # and eval BatchNorm2d on 64x256x64x64 (it was refused: cf.assert). Floats within fusec's tolerance
 # of eager in float64, integers exact.
 
@@ -51,8 +52,22 @@ group = torch.nn.GroupNorm(32, 512).to(cuda)
 with torch.no_grad():
     group.weight.uniform_(-1, 1)
     group.bias.uniform_(-1, 1)
-check("group norm", group, (torch.randn(32, 512, 64, 64, device=cuda),))
-# CHECK: group norm: {{[0-9]+ kernels?}}, ok
+check("group norm", group, (torch.randn(32, 512, 64, 64, device=cuda),), kernels=1)
+# CHECK: group norm: 1 kernel, ok
+
+# A diffusion UNet's GroupNorm + SiLU in bf16 with few rows (2 x 32 groups of 40960: rows over clusters).
+silu = load("../../Fusion/Inputs/group_norm_silu_bf16").GroupNormSiLU().to(cuda, torch.bfloat16)
+check("group norm silu bf16", silu, (torch.randn(2, 48, 64, 64, device=cuda, dtype=torch.bfloat16),), kernels=1)
+# CHECK: group norm silu bf16: 1 kernel, ok
+
+# Poolings (test/CPU/Inputs/pools.py: padding, dilation, ceil_mode, 1-D, averages) at 32x64x57x59, and
+# ResNet's stem (eval BatchNorm + ReLU + max pool, bf16) at 32x64x112x112 in one kernel.
+check("pools", load("pools").model, (torch.randn(32, 64, 57, 59, device=cuda),), kernels=7)
+# CHECK: pools: 7 kernels, ok
+stem = load("resnet_stem").Stem().to(cuda).eval()
+check("resnet stem", stem.to(torch.bfloat16), (torch.randn(32, 16, 112, 112, device=cuda, dtype=torch.bfloat16),),
+      kernels=1)
+# CHECK: resnet stem: 1 kernel, ok
 
 batch = torch.nn.BatchNorm2d(256).to(cuda)
 with torch.no_grad():
