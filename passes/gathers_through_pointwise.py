@@ -70,6 +70,16 @@ def _pullable(source):
     return op
 
 
+def clone_mapped(inner, mapping) -> None:
+    """Clone body op `inner` at the insertion point with its operands through `mapping`, and map its
+    results to the clone's."""
+    clone = inner.clone()
+    for k, v in enumerate(clone.operands):
+        clone.operands[k] = mapping.get(v, v)
+    for old, new in zip(inner.results, clone.results):
+        mapping[old] = new
+
+
 def _pull(extract, producer) -> int:
     """Replace `extract` (of `producer`'s result) by `producer`'s body at its indices; the ops cloned."""
     body = producer.regions[0].blocks[0]
@@ -98,11 +108,7 @@ def _pull(extract, producer) -> int:
             if inner.name == "linalg.index":
                 mapping[inner.results[0]] = indices[ir.IntegerAttr(inner.attributes["dim"]).value]
                 continue
-            clone = inner.clone()
-            for k, v in enumerate(clone.operands):
-                clone.operands[k] = mapping.get(v, v)
-            for old, new in zip(inner.results, clone.results):
-                mapping[old] = new
+            clone_mapped(inner, mapping)
             cloned += 1
     extract.results[0].replace_all_uses_with(result)
     extract.erase()

@@ -34,6 +34,7 @@ import math
 from fusec.mlir import ir
 
 from .classify_ops import indexing_maps, iterator_kinds
+from .gathers_through_pointwise import clone_mapped
 
 FLAG = "fusec-inline-broadcast-producers"
 SUMMARY = "Compute a pointwise op of a reduced value at a partly broadcast shape inside each of its readers"
@@ -150,11 +151,7 @@ def _inline(producer, reader) -> None:
                 if inner.name == "linalg.yield":
                     old.arguments[j].replace_all_uses_with(mapping.get(inner.operands[0], inner.operands[0]))
                     break
-                clone = inner.clone()
-                for k, v in enumerate(clone.operands):
-                    clone.operands[k] = mapping.get(v, v)
-                for a, b in zip(inner.results, clone.results):
-                    mapping[a] = b
+                clone_mapped(inner, mapping)
     for inner in list(old.operations):
         inner.detach_from_parent()
         block.append(inner)
