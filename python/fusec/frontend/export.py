@@ -115,18 +115,31 @@ def _export(module, spec, upcast_low_precision):
     args = (*spec.example_inputs, *(t for _, t in spec.parameters))
     dynamic_shapes = _positional_dynamic_shapes(module, spec)
     try:
-        if upcast_low_precision and any(t.dtype in _LOW_PRECISION for t in args):
-            plain = torch.export.export(wrapped, args, dynamic_shapes=dynamic_shapes)
-            out_dtypes = [n.meta["val"].dtype for n in plain.graph.output_node().args[0]]
-            wrapped = _ComputeInFloat32(wrapped, out_dtypes)
-        program = (_export_with_locations(wrapped, args, dynamic_shapes) if spec.strict_export
-                   else torch.export.export(wrapped, args, dynamic_shapes=dynamic_shapes, strict=False))
+        with _math_attention():
+            return _export_checked(wrapped, args, dynamic_shapes, spec, upcast_low_precision)
     except FusecError:
         raise
     except Exception as err:  # noqa: BLE001 (torch.export's own error, whatever it is: one line)
         raise FusecError(f"torch.export failed on the model: {type(err).__name__}: {shorten(err)}",
                          location=innermost_location(err, spec.source) if spec.source.endswith(".py") else None
                          ) from None
+
+
+def _math_attention():
+    """scaled_dot_product_attention traced as its math (matmuls and a softmax, which fusec imports):
+    on CUDA tensors the export would otherwise record the efficient or flash kernel's op, which
+    torch-mlir does not import."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    return sdpa_kernel([SDPBackend.MATH])
+
+
+def _export_checked(wrapped, args, dynamic_shapes, spec, upcast_low_precision):
+    if upcast_low_precision and any(t.dtype in _LOW_PRECISION for t in args):
+        plain = torch.export.export(wrapped, args, dynamic_shapes=dynamic_shapes)
+        out_dtypes = [n.meta["val"].dtype for n in plain.graph.output_node().args[0]]
+        wrapped = _ComputeInFloat32(wrapped, out_dtypes)
+    program = (_export_with_locations(wrapped, args, dynamic_shapes) if spec.strict_export
+               else torch.export.export(wrapped, args, dynamic_shapes=dynamic_shapes, strict=False))
     _check_outputs(program, spec)
     return Exported(program, *_row_symbols(program, spec, dynamic_shapes))
 
