@@ -70,10 +70,11 @@ def _shape(value, spatial=None) -> list[int] | None:
 
 
 def _unpadded(value, spatial):
-    """(source, low pads of the spatial dims, the pad's value) of a constant `tensor.pad` of only
-    spatial dims, or (value, zeros, None) for an input that is not padded; None for another pad."""
+    """(source, low pads of the spatial dims, whether each is padded at all, the pad's value) of a
+    constant `tensor.pad` of only spatial dims (a ceil_mode window pads the high side alone), or
+    (value, zeros, no, None) for an input that is not padded; None for another pad."""
     if isinstance(value.owner, ir.Block) or value.owner.name != "tensor.pad":
-        return value, [0] * len(spatial), None
+        return value, [0] * len(spatial), [False] * len(spatial), None
     pad = value.owner
     low = list(ir.DenseI64ArrayAttr(pad.attributes["static_low"]))
     high = list(ir.DenseI64ArrayAttr(pad.attributes["static_high"]))
@@ -82,7 +83,8 @@ def _unpadded(value, spatial):
     yielded = pad.regions[0].blocks[0].operations[0].operands[0]
     if isinstance(yielded.owner, ir.Block) or yielded.owner.name != "arith.constant":
         return None
-    return pad.operands[0], [low[d] for d in spatial], yielded.owner.attributes["value"]
+    return (pad.operands[0], [low[d] for d in spatial], [bool(low[d] or high[d]) for d in spatial],
+            yielded.owner.attributes["value"])
 
 
 def _init_constant(value):
@@ -103,7 +105,7 @@ def _rewrite(op, combine, spatial) -> bool:
     found = _unpadded(x, spatial)
     if out_shape is None or window_shape is None or found is None or math.prod(window_shape) > _MAX_WINDOW:
         return False
-    source, low, pad_value = found
+    source, low, padded, pad_value = found
     source_shape = _shape(source, spatial)
     start = _init_constant(init)
     if source_shape is None or start is None:
@@ -137,8 +139,9 @@ def _rewrite(op, combine, spatial) -> bool:
             at, inside = list(point), None
             for k, d in enumerate(spatial):  # the input's index along spatial dim d, for window offset k
                 i = arith.AddIOp(arith.MulIOp(point[d], c(strides[k])).result, c(offsets[k] * dilations[k])).result
-                if low[k]:
-                    i = arith.SubIOp(i, c(low[k])).result
+                if padded[k]:
+                    if low[k]:
+                        i = arith.SubIOp(i, c(low[k])).result
                     size = source_shape[d]
                     ok = arith.AndIOp(arith.CmpIOp(arith.CmpIPredicate.sge, i, c(0)).result,
                                       arith.CmpIOp(arith.CmpIPredicate.slt, i, c(size)).result).result
