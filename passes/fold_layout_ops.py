@@ -13,7 +13,7 @@ Algorithm:
      of layout ops back to the first value that is not one (its base) and compose their maps
      (`view`); a chain of reshapes and casts alone (no slice or transpose) is left as it is (it is a
      free view for the host), unless its base is a concatenation (`fusec-concat-to-generic`'s
-     generic, marked `fusec.concat`: a `torch.stack`);
+     generic, marked `fusec.concat`: a `torch.stack`) or a constant tensor (a host op otherwise);
   2. an input of an all-parallel linalg.generic reads the base through `view ∘ map`;
   3. any other use (a reduction, a contraction, the function's result) gets a copy: a pointwise
      generic that reads the base through `view` (it fuses into its consumer's kernel as a prologue,
@@ -178,7 +178,12 @@ def _bounded(exprs, value, base) -> list:
 
 
 def _worth_folding(base, moves: bool) -> bool:
-    return moves or (not isinstance(base.owner, ir.Block) and CONCAT_ATTR in base.owner.attributes)
+    """A chain with a slice or transpose; or of reshapes alone, when its base is a concatenation or a
+    constant tensor (a reshape of a constant would be a host op over a global that only kernels read:
+    a GroupNorm weight captured by a function, viewed as [1, G, C/G, 1])."""
+    if moves or isinstance(base.owner, ir.Block):
+        return moves
+    return CONCAT_ATTR in base.owner.attributes or base.owner.name == "arith.constant"
 
 
 def iterator_attr(kinds) -> ir.ArrayAttr:
