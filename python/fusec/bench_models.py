@@ -101,6 +101,13 @@ def batchnorm_eval(channels: int):
     return model.eval()
 
 
+def resnet_stem(channels: int):
+    """ResNet's stem after its convolution: eval BatchNorm, ReLU, a 3x3 max pool of stride 2 (a
+    window of reads per output: --fusec-pooling-to-generic)."""
+    return torch.nn.Sequential(batchnorm_eval(channels), torch.nn.ReLU(),
+                               torch.nn.MaxPool2d(3, 2, 1)).eval()
+
+
 # ---- the workloads --------------------------------------------------------------------------------
 
 @dataclasses.dataclass(frozen=True)
@@ -144,4 +151,6 @@ REDUCTIONS = [
     ModelWorkload("resnet_batchnorm_eval", lambda: batchnorm_eval(256), ((64, 256, 56, 56),),
                   ((64, 256, 56, 56),), weights=((256,),) * 4),
     ModelWorkload("mse_loss", lambda: mse, ((8192, 8192), (8192, 8192)), ((),)),
+    ModelWorkload("resnet_stem_maxpool", lambda: resnet_stem(64), ((64, 64, 112, 112),), ((64, 64, 56, 56),),
+                  weights=((64,),) * 4),
 ]

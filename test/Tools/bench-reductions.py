@@ -11,7 +11,7 @@
 # normalization of the same rows, the per-channel scale and shift computed inside it).
 
 # RUN: %python %s | FileCheck %s
-# CHECK:      bytes: 30 entries, 0 mismatches
+# CHECK:      bytes: 32 entries, 0 mismatches
 # CHECK-NEXT: gpt2_lm_log_softmax/4096x50257/fp32: 1 kernel(s), tuned: none
 # CHECK-NEXT: gpt2_bias_grad/32768x3072/fp32: 3 kernel(s), tuned: none
 # CHECK-NEXT: sd_groupnorm/32x320x64x64/fp32: 1 kernel(s), tuned: none
