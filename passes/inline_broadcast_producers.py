@@ -35,31 +35,12 @@ from fusec.mlir import ir
 
 from .classify_ops import indexing_maps, iterator_kinds
 from .gathers_through_pointwise import clone_mapped
+from .reshape_pointwise_loops import elementwise, static_shape
 
 FLAG = "fusec-inline-broadcast-producers"
 SUMMARY = "Compute a pointwise op of a reduced value at a partly broadcast shape inside each of its readers"
 
 _BUDGET = 8  # body ops (the yield included) of an op computed again in each reader
-
-
-def _static(value) -> list[int] | None:
-    t = value.type
-    return list(t.shape) if isinstance(t, ir.RankedTensorType) and t.has_static_shape else None
-
-
-def _pointwise(op) -> bool:
-    """An all-parallel generic of one result at its identity, its output not read, no loop indices."""
-    if op.name != "linalg.generic" or len(op.results) != 1 or len(op.opview.outputs) != 1:
-        return False
-    if any(str(name).startswith("fusec.") for name in op.attributes) or _static(op.results[0]) is None:
-        return False
-    if any(k != "parallel" for k in iterator_kinds(op)):
-        return False
-    maps = indexing_maps(op)
-    if maps[-1] != ir.AffineMap.get_identity(maps[-1].n_dims):
-        return False
-    block = op.regions[0].blocks[0]
-    return not list(block.arguments[-1].uses) and not any(i.name == "linalg.index" for i in block.operations)
 
 
 def _reduced_size(value, depth: int = 0):
@@ -69,9 +50,9 @@ def _reduced_size(value, depth: int = 0):
         return None
     op = value.owner
     if "reduction" in iterator_kinds(op):
-        shape = _static(value)
+        shape = static_shape(value)
         return math.prod(shape) if shape is not None else None
-    if not _pointwise(op):
+    if not elementwise(op):
         return None
     sizes = [n for n in (_reduced_size(v, depth + 1) for v in op.opview.inputs) if n is not None]
     return min(sizes) if sizes else None
@@ -86,17 +67,17 @@ def _broadcast_map(m) -> bool:
 def _feeds_larger(op, depth: int = 0) -> bool:
     """Whether every reader of `op` is an all-parallel op that reads it at a broadcast and has more
     elements than it, or has its shape and feeds such readers the same way (the shift reads the scale)."""
-    shape = _static(op.results[0])
+    shape = static_shape(op.results[0])
     uses = list(op.results[0].uses)
     if not uses or depth > 16:
         return False
     for use in uses:
         reader = use.owner
-        if not _pointwise(reader) or use.operand_number >= len(reader.opview.inputs) \
+        if not elementwise(reader) or use.operand_number >= len(reader.opview.inputs) \
                 or len(list(reader.regions[0].blocks[0].operations)) > 4 * _BUDGET \
                 or not _broadcast_map(indexing_maps(reader)[use.operand_number]):
             return False
-        size = math.prod(_static(reader.results[0]))
+        size = math.prod(static_shape(reader.results[0]))
         if size < math.prod(shape) or (size == math.prod(shape) and not _feeds_larger(reader, depth + 1)):
             return False
     return True
@@ -104,10 +85,10 @@ def _feeds_larger(op, depth: int = 0) -> bool:
 
 def _inlinable(op) -> bool:
     """A small pointwise op of a reduced value, larger than it, whose readers are larger still."""
-    if not _pointwise(op) or len(list(op.regions[0].blocks[0].operations)) > _BUDGET:
+    if not elementwise(op) or len(list(op.regions[0].blocks[0].operations)) > _BUDGET:
         return False
     reduced = _reduced_size(op.results[0])
-    return reduced is not None and reduced < math.prod(_static(op.results[0])) and _feeds_larger(op)
+    return reduced is not None and reduced < math.prod(static_shape(op.results[0])) and _feeds_larger(op)
 
 
 def _inline(producer, reader) -> None:

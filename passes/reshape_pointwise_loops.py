@@ -69,7 +69,7 @@ def _strides(shape) -> list[int]:
     return out[::-1]
 
 
-def _shape(value) -> list[int] | None:
+def static_shape(value) -> list[int] | None:
     t = value.type
     if not isinstance(t, ir.RankedTensorType) or not t.has_static_shape:
         return None
@@ -79,7 +79,7 @@ def _shape(value) -> list[int] | None:
 def _root(value):
     """The value a chain of static reshapes starts from, and whether there was one."""
     root = value
-    while not isinstance(root.owner, ir.Block) and root.owner.name in _RESHAPES and _shape(root.owner.operands[0]):
+    while not isinstance(root.owner, ir.Block) and root.owner.name in _RESHAPES and static_shape(root.owner.operands[0]):
         root = root.owner.operands[0]
     return root, root != value
 
@@ -161,8 +161,8 @@ def _view(value, shape):
         v = todo.pop()
         for use in v.uses:
             owner = use.owner
-            if owner.name in _RESHAPES and _shape(owner.results[0]):
-                if _shape(owner.results[0]) == shape:
+            if owner.name in _RESHAPES and static_shape(owner.results[0]):
+                if static_shape(owner.results[0]) == shape:
                     return owner.results[0]
                 if owner.results[0] not in seen:
                     seen.add(owner.results[0])
@@ -179,7 +179,7 @@ def _reshape(value, shape):
     """`value` reshaped to `shape` (row-major), built at the insertion point: a collapse to one dim
     and an expand (a reshape between shapes of rank at least 1)."""
     elem = ir.RankedTensorType(value.type).element_type
-    source = _shape(value)
+    source = static_shape(value)
     if source == shape:
         return value
     if len(source) > 1:
@@ -191,14 +191,14 @@ def _reshape(value, shape):
     return value
 
 
-def _elementwise(op) -> bool:
-    """An all-parallel generic of one static result at its identity, its output and the loop
-    indices not read, not marked by another fusec pass."""
+def elementwise(op) -> bool:
+    """An all-parallel generic of one static result (rank 1 or more) at its identity, its output and
+    the loop indices not read, not marked by another fusec pass (also fusec-inline-broadcast-producers')."""
     if op.name != "linalg.generic" or len(op.results) != 1 or len(op.opview.outputs) != 1:
         return False
     if any(str(name).startswith("fusec.") for name in op.attributes):
         return False
-    shape = _shape(op.results[0])
+    shape = static_shape(op.results[0])
     if not shape or any(k != "parallel" for k in iterator_kinds(op)):  # rank 0 has nothing to reshape
         return False
     if indexing_maps(op)[-1] != ir.AffineMap.get_identity(len(shape)):
@@ -225,7 +225,7 @@ def _readers_follow(value) -> bool:
             if owner.name in _RESHAPES:
                 todo.append(owner.results[0])
             elif owner.name == "linalg.generic":
-                if not _elementwise(owner) or use.operand_number >= len(owner.opview.inputs):
+                if not elementwise(owner) or use.operand_number >= len(owner.opview.inputs):
                     return False
                 if not any(owner.operation == f for f in followers):
                     followers.append(owner.operation)
@@ -233,23 +233,23 @@ def _readers_follow(value) -> bool:
         if len(followers) > 64:
             return False
     for op in followers:
-        shape = _shape(op.results[0])
+        shape = static_shape(op.results[0])
         for other, m in zip(op.opview.inputs, indexing_maps(op)):
-            if _shape(other) == shape and m == ir.AffineMap.get_identity(len(shape)) \
+            if static_shape(other) == shape and m == ir.AffineMap.get_identity(len(shape)) \
                     and not any(other == v for v in at_f) and not _viewable(other, None):
                 return False
     return True
 
 
 def _candidate(op) -> bool:
-    return _elementwise(op) and _readers_follow(op.results[0])
+    return elementwise(op) and _readers_follow(op.results[0])
 
 
 def _viewable(value, shape) -> bool:
     """Whether reshaping `value` costs no new group boundary: a function input's view, a view that
     is already there, or a cast whose reshape fusec-reshapes-before-pointwise moves onto its input."""
     root, _ = _root(value)
-    if isinstance(root.owner, ir.Block) or _shape(value) == shape or (shape and _view(value, shape) is not None):
+    if isinstance(root.owner, ir.Block) or static_shape(value) == shape or (shape and _view(value, shape) is not None):
         return True
     owner = root.owner
     return owner.name == "linalg.generic" and len(list(owner.regions[0].blocks[0].operations)) <= _CHEAP_BODY
@@ -257,13 +257,13 @@ def _viewable(value, shape) -> bool:
 
 def _plan(op):
     """(loop digits, [(value, map exprs) or (value, None) for a reshape to F]) or None."""
-    shape = _shape(op.results[0])
+    shape = static_shape(op.results[0])
     n_in = len(op.opview.inputs)
     maps = indexing_maps(op)
     reads, required, new = [], [], False
     own_digits = {d for d in zip(_strides(shape), shape) if d[1] != 1}
     for value, m in zip(list(op.operands)[:n_in], maps[:n_in]):
-        own = _shape(value)
+        own = static_shape(value)
         digits = _operand_digits(own, m, shape) if own is not None else None
         if digits is None:
             return None
@@ -272,7 +272,7 @@ def _plan(op):
         # cast of a weight, a view (fusec-reshapes-before-pointwise moves it onto the weight).
         from_computed = reshaped and not isinstance(root.owner, ir.Block) and root.owner.name == "linalg.generic" \
             and not ends_at_input(root)
-        source = _source_digits(_shape(root), own, digits) if from_computed else None
+        source = _source_digits(static_shape(root), own, digits) if from_computed else None
         if source is not None:
             required += [d for d in source if d is not None]
             new |= any(d is not None and d not in own_digits for d in source)
