@@ -36,7 +36,7 @@ from .compilation import Compilation
 from .diagnostics import FusecError
 from .options import CompileOptions
 from .targets import target_of
-from .version import __version__
+from .version import __version__, source_digest
 
 try:
     import fcntl
@@ -57,8 +57,10 @@ def cache_dir() -> str:
 
 
 def cache_key(ingredients: dict) -> str:
-    """SHA-256 of `ingredients` (JSON-able) plus the cache format and the fusec and torch versions."""
-    text = json.dumps({"format": FORMAT, "fusec": __version__, "torch": torch.__version__, **ingredients},
+    """SHA-256 of `ingredients` (JSON-able) plus the cache format, the fusec and torch versions and
+    fusec's source (`source_digest`: a changed compiler misses the entries an older one stored)."""
+    text = json.dumps({"format": FORMAT, "fusec": __version__, "source": source_digest(), "torch": torch.__version__,
+                       **ingredients},
                       sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()
 

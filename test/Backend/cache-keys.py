@@ -1,6 +1,7 @@
 # What the compile cache keys on, and what it survives: the same graph again is a hit; another
 # compile option, another shape or dtype is a miss; a damaged entry is a miss that compiles again
-# (never an error); `cache: False` leaves the folder alone. Keys do not depend on FX node names.
+# (never an error); `cache: False` leaves the folder alone; a change to fusec's source is a miss. Keys
+# do not depend on FX node names.
 
 # RUN: %python %s | FileCheck %s
 
@@ -60,6 +61,16 @@ compile_once()
 # CHECK-NEXT:  compiled compiled; matches eager: True; entries: 8
 print("TEST: cache_off")
 compile_once(cache=False)
+
+# A compiler whose source changed (another digest of fusec's files) misses what the old one stored.
+# CHECK-LABEL: TEST: source_changed
+# CHECK-NEXT:  compiled compiled; matches eager: True; entries: 10
+print("TEST: source_changed")
+import fusec.version
+
+fusec.version.source_digest()
+fusec.version._digest = "0" * 64  # as if one of fusec's files were edited
+compile_once()
 
 # CHECK-LABEL: TEST: key_ignores_node_names
 # CHECK-NEXT:  same text: True

@@ -1,7 +1,8 @@
 # torch.compile(backend="fusec") on the CPU takes the ops that compile inside kernels now: factories
 # (arange, full_like, zeros_like, new_ones, scalar_tensor) ride inside a region that computes with
 # them; integer and bitwise arithmetic, floor_divide, remainder, cos/sin; GroupNorm and eval
-# BatchNorm (one kernel). A region of T5's buckets alone has no tensor input and stays in PyTorch, with that reason.
+# BatchNorm (one kernel). What reads no input at all (T5's buckets over static sizes) is computed once
+# when the graph is compiled.
 
 # RUN: %python %s | FileCheck %s
 
@@ -26,7 +27,8 @@ def regions():
 # CHECK-LABEL: TEST: factories
 # CHECK-NEXT:  matches eager: True
 # CHECK-NEXT:  fusec: graph {{[0-9]+}}: {{[0-9]+}} ATen ops -> 1 fusec region (1 kernel, cpu), 0 ops in PyTorch
-# CHECK-NEXT:    fusec   fusec_region_0  cpu  {{.*}}arange{{.*}} -> main_kernel_0
+# CHECK-NEXT:    fusec   fusec_region_0  cpu  full_like, where, zeros_like, add, new_ones, mul, add, _softmax -> main_kernel_0
+# CHECK-NEXT:    once    arange x2, gt, scalar_tensor, sub, unsqueeze x2: constants (no input reaches them), computed at compile time
 @run
 def factories():
     def fn(x):
@@ -72,13 +74,13 @@ def norms():
     print(tb.reports[-1])
 
 
-# The buckets, their embedding (a gather, inside the kernel) and the add to the scores: one region, one
-# kernel. (Before gathers compiled, the buckets were a region of factories alone, which has no
-# tensor input to launch on, and stayed in PyTorch.)
+# The buckets and their embedding read no input: computed once, at compile time (hoist_constants.py);
+# the add to the scores is the one kernel. (In kernels, the buckets compile too: CPU/iotas-constants.test.)
 # CHECK-LABEL: TEST: buckets_alone
 # CHECK-NEXT:  matches eager: True
 # CHECK-NEXT:  fusec: graph {{[0-9]+}}: {{[0-9]+}} ATen ops -> 1 fusec region (1 kernel, cpu)
-# CHECK:         fusec   fusec_region_0  cpu  arange, {{.*}}, embedding, select, add -> main_kernel_0
+# CHECK-NEXT:    fusec   fusec_region_0  cpu  add -> main_kernel_0
+# CHECK-NEXT:    once    {{.*}}arange x2, {{.*}}embedding, {{.*}}linspace, log, {{.*}}where: constants
 @run
 def buckets_alone():
     def fn(scores):

@@ -93,10 +93,10 @@ def strided_inputs():
 
 # Layouts: contiguous, permuted, padded (copied into empty_strided), overlapping (refused).
 # CHECK-LABEL: TEST: layouts
-# CHECK-NEXT:  contiguous: OutputLayout(order=None, strides=None, dtype=None)
-# CHECK-NEXT:  size-1 dims: OutputLayout(order=None, strides=None, dtype=None)
-# CHECK-NEXT:  permuted: OutputLayout(order=(0, 2, 1, 3), strides=None, dtype=None)
-# CHECK-NEXT:  padded: OutputLayout(order=None, strides=(16, 1), dtype=None)
+# CHECK-NEXT:  contiguous: OutputLayout(order=None, strides=None, dtype=None, written=False)
+# CHECK-NEXT:  size-1 dims: OutputLayout(order=None, strides=None, dtype=None, written=False)
+# CHECK-NEXT:  permuted: OutputLayout(order=(0, 2, 1, 3), strides=None, dtype=None, written=False)
+# CHECK-NEXT:  padded: OutputLayout(order=None, strides=(16, 1), dtype=None, written=False)
 # CHECK-NEXT:  expanded: LayoutError: output e has overlapping strides (0, 1) (an expand): fusec's outputs are
 @run
 def layouts():

@@ -72,12 +72,25 @@ show("siblings", [node(i, (2, 4, 16, 16), [arg("qkv")], index_maps=True) for i i
 show("siblings_elementwise", [node(i, (2, 4, 16, 16), [arg("qkv")], index_maps=True) for i in range(3)],
      FusionPolicy("elementwise"))
 
-# Siblings of other shapes, or that read the tensor without index maps, keep their kernels.
+# Siblings of other shapes, or that read the tensor without index maps, keep their kernels (at
+# sizes where a launch is cheap beside the bytes: 64 MB of qkv).
 # CHECK-LABEL: TEST: not_siblings
 # CHECK-NEXT:  groups: {{\[}}[0], [1], [2]]
-show("not_siblings", [node(0, (2, 4, 16, 16), [arg("qkv")], index_maps=True),
-                      node(1, (2, 16, 64), [arg("qkv")], index_maps=True),
-                      node(2, (2, 4, 16, 16), [arg("qkv")])])
+show("not_siblings", [node(0, (64, 16, 128, 128), [arg("qkv", 64 << 20)], index_maps=True),
+                      node(1, (64, 16, 128 * 128), [arg("qkv", 64 << 20)], index_maps=True),
+                      node(2, (64, 16, 128, 128), [arg("qkv", 64 << 20)])])
+
+# Independent kernels of one shape that read nothing in common: one launch while they move at most
+# SMALL_BYTES together (Llama's k after rotary embeddings and its contiguous v), else their own.
+# CHECK-LABEL: TEST: small_independent
+# CHECK-NEXT:  groups: {{\[}}[0, 1]]
+# CHECK-NEXT:    op0 -> op1: fuse (rule 8; saves 0 bytes): independent kernels of one shape moving at most 8 MB together share one launch (at that size a launch costs more than the bytes)
+# CHECK-LABEL: TEST: large_independent
+# CHECK-NEXT:  groups: {{\[}}[0], [1]]
+show("small_independent", [node(0, (4, 8, 512, 64), [arg("k", 2 << 20)], index_maps=True),
+                           node(1, (4, 8, 512, 64), [arg("v", 2 << 20)])])
+show("large_independent", [node(0, (4, 8, 2048, 64), [arg("k", 8 << 20)], index_maps=True),
+                           node(1, (4, 8, 2048, 64), [arg("v", 8 << 20)])])
 
 # A sibling that reads the other's result through a kernel in between is not merged (a cycle).
 # CHECK-LABEL: TEST: dependent_siblings

@@ -1,5 +1,5 @@
 """Rule 8 of the fusion cost model (`cost_model`): sibling kernels that read one tensor through
-index maps share a kernel.
+index maps share a kernel, and so do small independent kernels of one shape.
 
 GPT-2 splits its packed qkv into q, k and v, each into heads (a slice, a view and a transpose:
 --fusec-fold-layout-ops makes them index maps of the consumers' reads); the three consumers have
@@ -8,11 +8,20 @@ shape that read the same tensor through index maps, and do not depend on each ot
 into one kernel (one launch; the flat schedule writes each output at the same point), within the
 register cap of rule 6. Only with `--fusion=full`. Then a pointwise group read by one merged kernel
 alone joins it (`absorb_sole_readers`).
+
+Independent pointwise groups of one shape that read no tensor in common merge too when, together,
+they move at most SMALL_BYTES: a launch costs a few microseconds, which at that size is more than
+the bytes take (8 MB at 4 TB/s: 2 µs). Llama's attention inputs are such a pair: k after rotary
+embeddings and the contiguous copy of v, both [batch, kv heads, seq, head dim], 2 MB each at 4 x 512
+tokens in bf16, were two launches a layer. Larger groups keep their own kernels, whose schedules
+are each chosen for their own reads.
 """
 
 from __future__ import annotations
 
-__all__ = ["absorb_sole_readers", "merge_siblings"]
+__all__ = ["SMALL_BYTES", "absorb_sole_readers", "merge_siblings"]
+
+SMALL_BYTES = 8 << 20
 
 
 def _sliced_reads(former, group) -> dict:
@@ -36,11 +45,14 @@ def merge_siblings(former, estimate_registers) -> None:
                 continue
             mine, theirs = _sliced_reads(former, group), _sliced_reads(former, other)
             shared = sorted(set(mine) & set(theirs))
-            if not shared or former._reaches(group.id, other.id) or former._reaches(other.id, group.id):
+            small = _moved_bytes(former, group) + _moved_bytes(former, other) <= SMALL_BYTES
+            if not (shared or small) or former._reaches(group.id, other.id) or former._reaches(other.id, group.id):
                 continue
+            first, second = (mine[shared[0]], theirs[shared[0]]) if shared else \
+                (former.nodes[group.members[-1]], former.nodes[other.members[-1]])
             regs = estimate_registers([former.nodes[m] for m in group.members + other.members])
             if regs > former.policy.max_registers:
-                former._log(mine[shared[0]], theirs[shared[0]], 6, "split", 0,
+                former._log(first, second, 6, "split", 0,
                             f"siblings: one kernel would need about {regs} registers per thread, over the cap")
                 continue
             group.members.extend(other.members)
@@ -48,8 +60,23 @@ def merge_siblings(former, estimate_registers) -> None:
                 former.group_of[m] = group.id
             other.members = []
             former.alias[other.id] = group.id
-            former._log(mine[shared[0]], theirs[shared[0]], 8, "fuse", 0,
-                        f"siblings reading {shared[0]} through index maps share one kernel (one launch)")
+            former._log(first, second, 8, "fuse", 0,
+                        f"siblings reading {shared[0]} through index maps share one kernel (one launch)" if shared else
+                        f"independent kernels of one shape moving at most {SMALL_BYTES >> 20} MB together share one "
+                        "launch (at that size a launch costs more than the bytes)")
+
+
+def _moved_bytes(former, group) -> int:
+    """What a group reads from memory (each tensor once) and writes (values read outside it)."""
+    members, reads, written = set(group.members), {}, 0
+    for m in group.members:
+        node = former.nodes[m]
+        for o in node.operands:
+            if o.producer is None or o.producer not in members:
+                reads[o.value] = max(reads.get(o.value, 0), o.nbytes)
+        if node.used_outside or any(u not in members for u in node.users):
+            written += node.out_bytes
+    return sum(reads.values()) + written
 
 
 def absorb_sole_readers(former) -> None:

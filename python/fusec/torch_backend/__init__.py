@@ -8,7 +8,8 @@
 What happens to each graph dynamo captures:
 1. aot_autograd turns it into an ATen graph (parameters become inputs; inference, or the forward
    of training with the backward left to PyTorch), decomposing the few ops `decompositions.py` names;
-2. `graph_cleanup.py` drops what adds nothing (a `cat`'s empty pieces); `pad_matmuls.py` pads the
+2. `graph_cleanup.py` drops what adds nothing (a `cat`'s empty pieces); `hoist_constants.py` computes
+   what depends on no input once (position ids, T5's relative-position buckets); `pad_matmuls.py` pads the
    operands of a matmul cuBLAS would run on a slow fallback (odd sizes); `partition.py` splits it
    by `support.py`'s op table: pointwise ops, reductions, norms and softmax form fusec regions;
    matmuls, attention and anything unlisted run in PyTorch;
@@ -50,7 +51,7 @@ from ..cache import CompileCache
 from ..diagnostics import FusecError
 from ..options import CompileOptions
 from .cudagraph import CudaGraphRunner, static_input_indices
-from . import graph_cleanup, kernel, pad_matmuls, region_check, workers
+from . import graph_cleanup, hoist_constants, kernel, pad_matmuls, region_check, workers
 from .decompositions import decompositions
 from . import partition  # (its functions called through the module: tests replace them)
 from .report import Report, explain_enabled
@@ -119,8 +120,10 @@ def _compile_forward(fw_gm, graph_id: int, backend_options: dict, compile_option
 def _partition_and_compile(fw_gm, graph_id, backend_options, compile_options):
     n_inputs = len(fw_gm.graph.find_nodes(op="placeholder"))
     graph_cleanup.cleanup_graph(fw_gm)
+    constants = hoist_constants.hoist_constants(fw_gm)
     padded = pad_matmuls.pad_matmuls(fw_gm) if backend_options.get("pad_matmuls", True) else []
     part = partition.partition_graph(fw_gm)
+    part.n_ops += sum(constants.values())
     cache = CompileCache(backend_options.get("cache_dir")) if backend_options.get("cache", True) else None
     results = _compile_regions(part, compile_options, cache)
     checks = []  # region_check's records, when `check_regions`
@@ -132,7 +135,8 @@ def _partition_and_compile(fw_gm, graph_id, backend_options, compile_options):
             if backend_options.get("check_regions"):
                 call = region_check.checked(name, getattr(part.graph_module, name), call, checks)
             partition.replace_region(part.graph_module, name, call)
-    report = Report(graph_id, part.n_ops, results, part.pytorch_ops, padded_matmuls=padded, region_checks=checks)
+    report = Report(graph_id, part.n_ops, results, part.pytorch_ops, padded_matmuls=padded, region_checks=checks,
+                    constants=constants)
     fn = part.graph_module.forward
     if backend_options.get("cuda_graphs") and _all_cuda(fw_gm):
         fn = CudaGraphRunner(fn, static_input_indices(n_inputs))

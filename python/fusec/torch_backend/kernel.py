@@ -28,7 +28,7 @@ from ..cache import cache_key
 from ..diagnostics import FusecError
 from ..options import MIN_PTX, CompileOptions
 from .flatten_rows import FlatRegion, flatten_region
-from .layout import output_layouts, restrided
+from .layout import output_layouts, restrided, written_in_order
 from .per_shape import PerShapeRegion
 from .support import op_name
 
@@ -209,9 +209,12 @@ def compile_region(name: str, gm: torch.fx.GraphModule, options: dict, cache, me
         if result.target == "cuda":
             opts = _cuda_options(device, opts)
         flat = flatten_region(gm)  # a symbolic batch x sequence: compiled as one row count
-        region, region_sig = (flat.gm, _flat_signature(sig, flat)) if flat else (gm, sig)
-        result.compiled, result.status = _lookup_or_compile(region, region_sig, opts, ops, cache, memory, device,
-                                                            compiler)
+        if flat:
+            result.compiled, result.status = _lookup_or_compile(flat.gm, _flat_signature(sig, flat), opts, ops, cache,
+                                                                memory, device, compiler)
+        else:
+            result.compiled, result.status, layouts = _compile_in_order(gm, sig, layouts, opts, ops, cache, memory,
+                                                                        device, compiler)
         result.kernels = list(result.compiled.manifest["kernels"])
         if not _launches(result.compiled):
             result.status, result.compiled, result.kernels, result.reason = "pytorch", None, [], NO_KERNEL
@@ -236,6 +239,19 @@ def compile_region(name: str, gm: torch.fx.GraphModule, options: dict, cache, me
             try_run(result)
     result.seconds = time.perf_counter() - start
     return result
+
+
+def _compile_in_order(gm, sig, layouts, opts, ops, cache, memory, device, compiler):
+    """(CompiledModel, how it was found, layouts): the region with its permuted outputs written in
+    their memory order (layout.py's `written_in_order`); where fusec cannot compile that, the region
+    as traced, its permuted outputs then copied at each call."""
+    ordered, ordered_layouts = written_in_order(gm, layouts)
+    if ordered is not gm:
+        try:
+            return (*_lookup_or_compile(ordered, sig, opts, ops, cache, memory, device, compiler), ordered_layouts)
+        except FusecError:
+            pass
+    return (*_lookup_or_compile(gm, sig, opts, ops, cache, memory, device, compiler), layouts)
 
 
 def per_shape_region(name: str, gm: torch.fx.GraphModule, options: dict, cache, memory: dict,

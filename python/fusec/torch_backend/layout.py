@@ -10,17 +10,18 @@ stride" and an `as_strided` silently reads the wrong elements.
 So each output keeps the layout of its FX node's `meta["val"]`:
 
 - contiguous (most outputs): returned as the runtime made it;
-- a permutation of a contiguous layout (a transposed or permuted result, the common case): copied
-  once into a tensor of that layout (`torch.empty` of the permuted shape, permuted back), which
-  works for any row count of a region with dynamic rows;
+- a permutation of a contiguous layout (a transposed or permuted result, the common case): the
+  region is compiled to return `out.permute(order)` (`written_in_order`), so its kernel writes the
+  output in that memory order (a transpose is an index map of the kernel's store: no kernel more),
+  and the call permutes the result back, a view (`OutputLayout.written`). Llama's q after rotary
+  embeddings is such an output (eager's ops keep the layout of q's transposed view); it was written
+  contiguous, then copied into the traced layout: a second pass over it. Where that compile fails,
+  or the region's rows are flattened (flatten_rows.py), the output is copied once into a tensor of
+  that layout (`torch.empty` of the permuted shape, permuted back), which works for any row count;
 - any other layout of distinct elements (padded strides, static shapes only): copied once into
   `torch.empty_strided` of the traced strides;
 - overlapping strides (an output that is an `expand`), or a non-dense layout with symbolic sizes:
   the region stays in PyTorch (`LayoutError`).
-
-The copy costs what eager's kernel would have saved by writing in that order. Making fusec's kernel
-write the permuted layout itself (compiling `out.permute(order)`) costs the same today: fusion
-keeps a transpose in a kernel of its own (its shape differs from the producer's), so it is not done.
 
 Sizes of 1 and 0 make strides irrelevant; a symbolic size (dynamic rows) is read at its hint.
 
@@ -35,6 +36,7 @@ compiled for is cast to it, and an output is cast to its traced dtype (`OutputLa
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import math
 
@@ -47,7 +49,7 @@ except ImportError:  # torch 2.11-2.12 (the GPU machine's): the same as size_hin
 
 from ..diagnostics import FusecError
 
-__all__ = ["LayoutError", "OutputLayout", "layout_of", "output_layouts", "restrided"]
+__all__ = ["LayoutError", "OutputLayout", "layout_of", "output_layouts", "restrided", "written_in_order"]
 
 
 class LayoutError(FusecError):
@@ -63,6 +65,7 @@ class OutputLayout:
     order: tuple[int, ...] | None = None
     strides: tuple[int, ...] | None = None
     dtype: torch.dtype | None = None  # the traced dtype (None: whatever fusec's output has)
+    written: bool = False  # the region returns it permuted to `order` (written_in_order): view it back
 
     @property
     def inverse(self) -> tuple[int, ...]:
@@ -120,6 +123,35 @@ def output_layouts(gm: torch.fx.GraphModule) -> list[OutputLayout]:
     return layouts
 
 
+def written_in_order(gm: torch.fx.GraphModule, layouts: list[OutputLayout]):
+    """(a copy of region `gm` that returns each output of a permuted layout as `permute(out, order)`,
+    the layouts with those marked `written`), or (gm, layouts) when no output is permuted. An output
+    whose dim 0 is symbolic keeps its place unless the permutation keeps dim 0 first."""
+    outputs, as_tuple = _outputs(gm)
+
+    def eligible(node, layout):
+        if not layout.order or not isinstance(node, torch.fx.Node) or node.op == "placeholder":
+            return False
+        val = node.meta.get("val")
+        return isinstance(val, torch.Tensor) and (isinstance(val.shape[0], int) or layout.order[0] == 0)
+
+    chosen = [i for i, (node, layout) in enumerate(zip(outputs, layouts)) if eligible(node, layout)]
+    if not chosen:
+        return gm, layouts
+    gm = copy.deepcopy(gm)
+    outputs = _outputs(gm)[0]
+    output_node = gm.graph.output_node()
+    for i in chosen:
+        with gm.graph.inserting_before(output_node):
+            permuted = gm.graph.call_function(torch.ops.aten.permute.default, (outputs[i], list(layouts[i].order)))
+        permuted.meta["val"] = outputs[i].meta["val"].permute(layouts[i].order)
+        outputs[i] = permuted
+    output_node.args = (tuple(outputs) if as_tuple else outputs[0],)
+    gm.recompile()
+    layouts = [dataclasses.replace(layout, written=True) if i in chosen else layout for i, layout in enumerate(layouts)]
+    return gm, layouts
+
+
 def restrided(fn, gm: torch.fx.GraphModule, layouts: list[OutputLayout], input_dtypes=None):
     """`fn` (the compiled region) taking its inputs in `input_dtypes` (the compiled ones: others are
     cast) and returning its outputs in the traced layouts and dtypes, and always a tuple when the
@@ -130,6 +162,8 @@ def restrided(fn, gm: torch.fx.GraphModule, layouts: list[OutputLayout], input_d
     def fix(t, layout):
         if layout.dtype is not None and t.dtype != layout.dtype:
             t = t.to(layout.dtype)
+        if layout.written:
+            return t.permute(layout.inverse)
         if layout.order:
             shape = [t.shape[d] for d in layout.order]
             return torch.empty(shape, dtype=t.dtype, device=t.device).permute(layout.inverse).copy_(t)

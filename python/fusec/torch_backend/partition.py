@@ -127,9 +127,11 @@ def _strided_inputs_inside(gm: torch.fx.GraphModule, parts, support) -> None:
     """Views that make a region's input strided (a transpose into heads, a slice, an expand) are taken
     back into the region, down to a contiguous tensor: inside they are index maps of the kernel's
     reads, outside the runtime copies the strided input to contiguous memory first (BERT's q, k and
-    v split into heads: two copies a layer before the attention's region). A view also read outside
-    is made again there (`_views_outside`)."""
-    taken = {n for p in parts for n in p.nodes}
+    v split into heads: two copies a layer before the attention's region; a piece of a split counts,
+    so the region reads GPT-2's packed qkv itself). A view also read outside is made again there
+    (`_views_outside`)."""
+    taken = {n for p in parts if any(is_compute(n) for n in p.nodes) for n in p.nodes}
+    views_alone = {n: p for p in parts if not any(is_compute(n) for n in p.nodes) for n in p.nodes}  # dropped later
     modules = dict(gm.named_modules())
     for p in parts:
         if not any(is_compute(n) and op_name(n) != "aten.clone" for n in p.nodes):
@@ -137,12 +139,14 @@ def _strided_inputs_inside(gm: torch.fx.GraphModule, parts, support) -> None:
         for node in list(p.nodes):
             for arg in node.all_input_nodes:
                 chain, cur = [], arg
-                while cur not in taken and _is_aliasing_view(cur) and not _contiguous(cur) \
-                        and support.is_node_supported(modules, cur):
+                while cur not in taken and (_is_aliasing_view(cur) or _is_split_piece(cur)) \
+                        and not _contiguous(cur) and support.is_node_supported(modules, cur):
                     chain.append(cur)
                     cur = cur.args[0]
-                if chain and _contiguous(cur):
+                if chain and (_contiguous(cur) or cur in p.nodes):  # (in p: another read's chain took it)
                     for view in chain:
+                        if view in views_alone:
+                            views_alone.pop(view).remove_node(view)
                         p.add_node(view)
                         taken.add(view)
 
@@ -152,21 +156,39 @@ def _is_aliasing_view(node) -> bool:
     return node.op == "call_function" and name.startswith("aten.") and name[len("aten."):] in _ALIASING
 
 
+# Ops with several results that are views of their input (read through getitem).
+_SPLITS = {"split", "split_with_sizes", "chunk", "unbind"}
+
+
+def _is_split_piece(node) -> bool:
+    """A piece of a split (`getitem` of a split-like op), or that op: views of the split tensor."""
+    if node.op != "call_function":
+        return False
+    if op_name(node) == "getitem":
+        node = node.args[0]
+        if not isinstance(node, torch.fx.Node) or node.op != "call_function":
+            return False
+    return op_name(node).removeprefix("aten.") in _SPLITS
+
+
 def _views_outside(gm: torch.fx.GraphModule, region) -> None:
     """Readers outside `region` of a view inside it read a copy of the view made outside (a chain of
-    views is copied down to its first non-view, which the region then writes)."""
+    views is copied down to its first non-view, which the region then writes). A piece of a split
+    counts as a view: GPT-2's q, a third of the fused qkv projection that only PyTorch's attention
+    reads, was a region output, written by the kernel and then copied again into the strided layout
+    it was traced with; made outside, it is a view of the region's input."""
     copies: dict = {}
 
     def outside(node):
         if node not in copies:
             with gm.graph.inserting_after(node):
                 copies[node] = gm.graph.node_copy(
-                    node, lambda a: outside(a) if a in region and _is_aliasing_view(a) else a)
+                    node, lambda a: outside(a) if a in region and (_is_aliasing_view(a) or _is_split_piece(a)) else a)
         return copies[node]
 
     for node in list(region):
         readers = [u for u in node.users if u not in region]
-        if _is_aliasing_view(node) and readers:
+        if (_is_aliasing_view(node) or _is_split_piece(node)) and readers:
             for reader in readers:
                 reader.replace_input_with(node, outside(node))
 

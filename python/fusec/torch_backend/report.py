@@ -40,6 +40,7 @@ class Report:
     cuda_graphs: bool = False
     padded_matmuls: list = dataclasses.field(default_factory=list)  # pad_matmuls's lines
     region_checks: list = dataclasses.field(default_factory=list)  # region_check.RegionCheck, filled at calls
+    constants: collections.Counter = dataclasses.field(default_factory=collections.Counter)  # ops folded at compile
 
     @property
     def fusec_regions(self) -> list:
@@ -73,6 +74,9 @@ class Report:
                 dynamic = "".join(f", {s} dynamic" for s in symbols)
                 kernels = ", ".join(r.kernels) or "kernels at its first call"
                 rows.append(f"  fusec   {r.name}  {r.target}  {ops} -> {kernels}{dynamic} [{status}]")
+        if self.constants:
+            folded = ", ".join(_count(op.removeprefix("aten."), n) for op, n in sorted(self.constants.items()))
+            rows.append(f"  once    {folded}: constants (no input reaches them), computed at compile time")
         rows += [f"  pytorch {line}" for line in self.padded_matmuls]
         rows += [f"  {check.line()}" for check in self.region_checks]
         width = max((len(_count(op, n)) for (op, _), n in self.pytorch_ops.items()), default=0)
