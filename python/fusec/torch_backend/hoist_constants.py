@@ -15,7 +15,10 @@ same result. Inductor folds such subgraphs into constants (`constant_fold`); so 
 - a value the graph returns, directly or through views, is not hoisted: the caller owns it and may
   write to it, and a cached tensor must not change;
 - a frontier value larger than MAX_BYTES stays computed per call (a causal mask over a very long
-  sequence would otherwise pin its memory for the life of the graph).
+  sequence would otherwise pin its memory for the life of the graph), and so do the values past
+  MAX_TOTAL_BYTES a graph;
+- where computing them fails (an op that cannot run outside the trace), nothing is hoisted: the
+  graph computes them per call, as traced.
 
 Parameters and buffers are inputs here, not constants: a value computed from them (the rotary
 tables from `inv_freq`, a padded weight) is recomputed per call, since a weight can change between
@@ -31,9 +34,10 @@ from torch._subclasses.fake_tensor import unset_fake_temporarily
 
 from .support import op_name, tensors_of
 
-__all__ = ["MAX_BYTES", "hoist_constants"]
+__all__ = ["MAX_BYTES", "MAX_TOTAL_BYTES", "hoist_constants"]
 
 MAX_BYTES = 64 << 20
+MAX_TOTAL_BYTES = 256 << 20
 _NOT_FOLDED = {"empty", "empty_like", "empty_strided", "empty_permuted", "new_empty", "new_empty_strided"}
 # Ops that make or view memory only: what a value returned to the caller may alias.
 _ALIASING = {"view", "_unsafe_view", "reshape", "expand", "permute", "transpose", "t", "unsqueeze", "squeeze",
@@ -81,14 +85,23 @@ def hoist_constants(gm: torch.fx.GraphModule) -> collections.Counter:
     if not constant:
         return collections.Counter()
     returned = _returned(gm)
-    frontier = [n for n in constant if n not in returned and op_name(n) != "getitem"
+    frontier = [n for n in gm.graph.nodes if n in constant and n not in returned and op_name(n) != "getitem"
                 and any(u not in constant for u in n.users) and _bytes(n) <= MAX_BYTES
                 and isinstance(n.meta.get("val"), torch.Tensor)]
     # Only worth it where the frontier value took arithmetic (a view of a constant is free).
     frontier = [n for n in frontier if _computes(n, constant)]
+    total, kept = 0, []
+    for node in frontier:
+        total += _bytes(node)
+        if total <= MAX_TOTAL_BYTES:
+            kept.append(node)
+    frontier = kept
     if not frontier:
         return collections.Counter()
-    values = _evaluate(gm, constant, frontier)
+    try:
+        values = _evaluate(gm, constant, frontier)
+    except Exception:  # noqa: BLE001 (the graph still computes them per call, as traced)
+        return collections.Counter()
     for i, (node, value) in enumerate(zip(frontier, values)):
         name = f"_fusec_constant_{i}"
         gm.register_buffer(name, value)
