@@ -48,7 +48,7 @@ from fusec.codegen.kernel import attributes
 from fusec.mlir import ir
 from torch_mlir.dialects import arith, linalg, tensor
 
-from .classify_ops import indexing_maps, iterator_kinds
+from .classify_ops import indexing_maps, iterator_kinds, loop_ranges
 
 FLAG = "fusec-blockwise-sums"
 SUMMARY = "Split long float sums into sums of blocks of at most `block` elements"
@@ -92,18 +92,6 @@ def _sum_combiner(op):
     return combiner if acc in list(combiner.operands) and isinstance(acc.type, ir.FloatType) else None
 
 
-def _ranges(op, maps) -> list | None:
-    """Each loop dim's extent, from the operands it indexes; None when one is dynamic or unknown."""
-    ranges = [None] * maps[0].n_dims
-    for value, m in zip(op.operands, maps):
-        shape = ir.RankedTensorType(value.type).shape
-        for pos, expr in enumerate(m.results):
-            if isinstance(expr.maybe_downcast(), ir.AffineDimExpr):
-                ranges[ir.AffineDimExpr(expr).position] = shape[pos]
-    dynamic = ir.ShapedType.get_dynamic_size()
-    return None if None in ranges or dynamic in ranges else ranges
-
-
 def _read_back(result, outputs: int) -> bool:
     """Whether the sum feeds, through ops of its own size, an op over a larger space: a normalization
     (softmax's division, RMSNorm's scale) whose one kernel reads the row again after its sum. Those
@@ -119,7 +107,7 @@ def _read_back(result, outputs: int) -> bool:
                 continue
             if user.name != "linalg.generic":
                 continue
-            ranges = _ranges(user, indexing_maps(user))
+            ranges = loop_ranges(user)
             if ranges is None or math.prod(ranges) > outputs:
                 return True
             for r in user.results:
@@ -279,7 +267,7 @@ def _split(op, limits: _Limits, longest: int | None = None) -> None:
     if len(op.results) != 1 or _sum_combiner(op) is None:
         return
     maps, iters = indexing_maps(op), iterator_kinds(op)
-    ranges = _ranges(op, maps)
+    ranges = loop_ranges(op)
     reduced = [d for d, kind in enumerate(iters) if kind == "reduction"]
     if ranges is None or not reduced or math.prod(ranges[d] for d in reduced) <= (longest or block):
         return

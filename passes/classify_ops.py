@@ -70,6 +70,19 @@ def indexing_maps(op) -> list:
     return [ir.AffineMapAttr(a).value for a in op.attributes["indexing_maps"]]
 
 
+def loop_ranges(op) -> list | None:
+    """Each loop dim's extent, from the operands it indexes; None when one is dynamic or unknown."""
+    maps = indexing_maps(op)
+    ranges = [None] * maps[0].n_dims
+    for value, m in zip(op.operands, maps):
+        shape = ir.RankedTensorType(value.type).shape
+        for pos, expr in enumerate(m.results):
+            if isinstance(expr.maybe_downcast(), ir.AffineDimExpr):
+                ranges[ir.AffineDimExpr(expr).position] = shape[pos]
+    dynamic = ir.ShapedType.get_dynamic_size()
+    return None if None in ranges or dynamic in ranges else ranges
+
+
 def iterator_kinds(op) -> list[str]:
     """Each loop's kind, "parallel" or "reduction" (other passes read it too)."""
     return [str(a).rsplit("<", 1)[-1].rstrip(">") for a in op.attributes["iterator_types"]]

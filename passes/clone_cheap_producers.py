@@ -13,7 +13,11 @@ count compute the mask from `t` themselves and the count and the sum of the loss
 Only values that some reader reduces whole (over every dim: a count, a sum of losses) are copied:
 that reader is a kernel of its own, after the others, whereas readers that reduce rows share their
 rows' kernel with the op anyway (a LayerNorm's mean and variance read one cast of the input, which
-their kernel's evaluator computes once). A copy costs its reader the op's arithmetic (at most `_CHEAP` body ops) and the reads of its
+their kernel's evaluator computes once). Values whose readers loop over different extents are
+copied too: those readers cannot share a kernel (rule 1), and the value was a kernel of its own that
+wrote it for both. Llama's rotary tables in bf16 are such values: the cast of cos (and of sin) to
+fp32, [1, 1, seq, dim], read by q's product [batch, heads, seq, dim] and by k's [batch, kv heads,
+seq, dim] (GQA: fewer heads), was a third kernel beside q's and k's. A copy costs its reader the op's arithmetic (at most `_CHEAP` body ops) and the reads of its
 inputs, which a materialized value would cost anyway (it is read back from memory instead), and saves
 the write. Only ops whose operands are all function arguments or constants are copied: an op of
 computed values would make its readers recompute those too. Runs after `cse` (which would merge the
@@ -34,7 +38,7 @@ from __future__ import annotations
 
 from fusec.mlir import ir
 
-from .classify_ops import body_cost, iterator_kinds
+from .classify_ops import body_cost, iterator_kinds, loop_ranges
 
 FLAG = "fusec-clone-cheap-producers"
 SUMMARY = "Give each reader its own copy of a cheap pointwise op of the function's inputs"
@@ -67,7 +71,8 @@ def _clonable(op) -> bool:
     # A reader that reduces the value whole (a count, a loss's sum) is a kernel after the others; the
     # others' readers share a kernel anyway (a LayerNorm's mean and variance read one cast).
     whole = any(all(k == "reduction" for k in iterator_kinds(r)) for r in readers)
-    return whole and _of_inputs(op)
+    apart = len({tuple(loop_ranges(r) or ()) for r in readers}) > 1  # loops of other extents: other kernels
+    return (whole or apart) and _of_inputs(op)
 
 
 def run(module_op, pass_) -> None:

@@ -51,10 +51,10 @@ import math
 from fusec.mlir import ir
 from torch_mlir.dialects import arith, linalg, tensor
 
-from .blockwise_sums import (_iterator_attr, _kept_attributes, _maps_attr, _move_body, _ranges, _read_back,
+from .blockwise_sums import (_iterator_attr, _kept_attributes, _maps_attr, _move_body, _read_back,
                              _sum_combiner, erase_stale, replace_by_two_sums,
                              split_operands)
-from .classify_ops import indexing_maps, iterator_kinds
+from .classify_ops import indexing_maps, iterator_kinds, loop_ranges
 
 FLAG = "fusec-split-column-sums"
 SUMMARY = "Split column sums (over outer dims) into partial column sums over blocks of rows, then their sum"
@@ -106,7 +106,7 @@ def _split(op, threads: int, min_block: int, min_rows: int) -> None:
     if len(op.results) != 1 or _sum_combiner(op) is None:
         return
     maps, iters = indexing_maps(op), iterator_kinds(op)
-    ranges = _ranges(op, maps)
+    ranges = loop_ranges(op)
     c = column_dim(maps, iters) if ranges is not None else None
     if c is None:
         return

@@ -70,3 +70,35 @@ func.func @rows(%x: tensor<8x64xbf16>) -> (tensor<8xf32>, tensor<8x64xf32>) {
   } -> tensor<8x64xf32>
   return %s, %n : tensor<8xf32>, tensor<8x64xf32>
 }
+
+// -----
+
+// Llama's rotary table in bf16: the cast of cos to fp32 is read by q's product and by k's, which
+// loop over different extents (fewer kv heads): other kernels, so each gets its own copy.
+// CHECK-LABEL: func.func @apart
+// CHECK-COUNT-2: arith.extf
+// CHECK-NOT:     arith.extf
+#t = affine_map<(d0, d1) -> (0, d1)>
+#x = affine_map<(d0, d1) -> (d0, d1)>
+#c = affine_map<(d0, d1) -> (d0, d1)>
+func.func @apart(%cos: tensor<1x8xbf16>, %q: tensor<4x8xf32>, %k: tensor<2x8xf32>) -> (tensor<4x8xf32>, tensor<2x8xf32>) {
+  %e = tensor.empty() : tensor<1x8xf32>
+  %c = linalg.generic {indexing_maps = [#c, #c], iterator_types = ["parallel", "parallel"]} ins(%cos : tensor<1x8xbf16>) outs(%e : tensor<1x8xf32>) {
+  ^bb0(%in: bf16, %out: f32):
+    %w = arith.extf %in : bf16 to f32
+    linalg.yield %w : f32
+  } -> tensor<1x8xf32>
+  %eq = tensor.empty() : tensor<4x8xf32>
+  %a = linalg.generic {indexing_maps = [#t, #x, #x], iterator_types = ["parallel", "parallel"]} ins(%c, %q : tensor<1x8xf32>, tensor<4x8xf32>) outs(%eq : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %v: f32, %out: f32):
+    %m = arith.mulf %in, %v : f32
+    linalg.yield %m : f32
+  } -> tensor<4x8xf32>
+  %ek = tensor.empty() : tensor<2x8xf32>
+  %b = linalg.generic {indexing_maps = [#t, #x, #x], iterator_types = ["parallel", "parallel"]} ins(%c, %k : tensor<1x8xf32>, tensor<2x8xf32>) outs(%ek : tensor<2x8xf32>) {
+  ^bb0(%in: f32, %v: f32, %out: f32):
+    %m = arith.mulf %in, %v : f32
+    linalg.yield %m : f32
+  } -> tensor<2x8xf32>
+  return %a, %b : tensor<4x8xf32>, tensor<2x8xf32>
+}
