@@ -4,9 +4,11 @@
 #  - a constant the graph returns (or a view of one) is computed per call: the caller owns it;
 #  - random numbers are never folded (each call draws anew);
 #  - parameters are inputs, not constants: a value computed from a weight follows the weight;
-#  - a constant above MAX_BYTES stays computed per call.
+#  - a constant above MAX_BYTES stays computed per call;
+#  - views and bare factories stay in the kernel (an expand is an index map, an arange or a full is
+#    computed from indices): hoisted, they would be buffers read, or copied, at every call.
 
-# RUN: %python %s 2>&1 | FileCheck %s
+# RUN: %python %s | FileCheck %s
 
 import os
 import sys
@@ -27,8 +29,8 @@ def report_lines(prefix):
 # A causal mask and position-based scores: folded; the kernel reads them like inputs.
 # CHECK-LABEL: TEST: causal_mask
 # CHECK-NEXT:  matches eager at two calls: True True
-# CHECK-NEXT:  fusec   fusec_region_0  cpu  add, where, _softmax -> main_kernel_0
-# CHECK-NEXT:  once    abs, arange x2, ge, mul, neg, scalar_tensor, sub, unsqueeze x2: constants (no input reaches them), computed at compile time
+# CHECK-NEXT:  fusec   fusec_region_0  cpu  add, scalar_tensor, where, _softmax -> main_kernel_0
+# CHECK-NEXT:  once    abs, arange x2, ge, mul, neg, sub, unsqueeze x2: constants (no input reaches them), computed at compile time
 @run
 def causal_mask():
     def fn(scores):
@@ -116,3 +118,33 @@ def large_constant():
         print(f"matches eager: {ok}; folded: {sorted(tb.reports[-1].constants)}")
     finally:
         hoist.MAX_BYTES = saved
+
+
+# A causal mask expanded over batch and heads: the mask is hoisted, its expand stays a view the
+# kernel reads through an index map (as a buffer of its own, the runtime copied it at every call);
+# an arange and a full alone are not hoisted at all.
+# CHECK-LABEL: TEST: views_and_factories
+# CHECK-NEXT:  matches eager: True; copies: 0; folded: ['aten.arange', 'aten.ge', 'aten.unsqueeze']
+# CHECK-NEXT:  matches eager: True; folded: []
+@run
+def views_and_factories():
+    from torch.profiler import ProfilerActivity, profile
+
+    def masked(x):
+        n = x.shape[-1]
+        mask = (torch.arange(n)[:, None] >= torch.arange(n)[None, :]).expand(x.shape)
+        return torch.where(mask, x, 0.0).sum(-1)
+
+    compiled, x = torch.compile(masked, backend="fusec"), torch.randn(2, 4, 32, 32)
+    compiled(x)
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        got = compiled(x)
+    copies = sum(e.count for e in prof.key_averages() if e.key in ("aten::copy_", "aten::clone"))
+    print(f"matches eager: {close(got, masked(x))}; copies: {copies}; folded: {sorted(tb.reports[-1].constants)}")
+
+    def factories(x):
+        return x * torch.arange(64.0) + torch.full((64, 64), 2.0)
+
+    x = torch.randn(64, 64)
+    print(f"matches eager: {close(torch.compile(factories, backend='fusec')(x), factories(x))}; "
+          f"folded: {sorted(tb.reports[-1].constants)}")

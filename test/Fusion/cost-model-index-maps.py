@@ -99,3 +99,11 @@ nodes = [node(0, (4, 64), [arg("x")], index_maps=True)]
 nodes.append(node(1, (4, 64), [use(0, nodes)], kind="opaque"))
 nodes.append(node(2, (4, 64), [arg("x"), use(1, nodes)], index_maps=True))
 show("dependent_siblings", nodes)
+
+# Two groups over dynamic row counts ([?, 64] each: maybe two different symbols, sizes known per row
+# only) keep their own kernels: one launch would run over one of the two row counts.
+# CHECK-LABEL: TEST: dynamic_independent
+# CHECK-NEXT:  groups: {{\[}}[0], [1]]
+DYNAMIC = -9223372036854775808
+show("dynamic_independent", [OpNode(i, f"op{i}", "pointwise", (DYNAMIC, 64), (DYNAMIC, 64), 256,
+                                    [Operand(name, 256, per_row=True)]) for i, name in enumerate("xy")])

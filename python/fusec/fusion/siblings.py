@@ -14,7 +14,8 @@ they move at most SMALL_BYTES: a launch costs a few microseconds, which at that 
 the bytes take (8 MB at 4 TB/s: 2 µs). Llama's attention inputs are such a pair: k after rotary
 embeddings and the contiguous copy of v, both [batch, kv heads, seq, head dim], 2 MB each at 4 x 512
 tokens in bf16, were two launches a layer. Larger groups keep their own kernels, whose schedules
-are each chosen for their own reads.
+are each chosen for their own reads; so do groups with a dynamic row count (two `?` rows may be
+different symbols, and their sizes are not known).
 """
 
 from __future__ import annotations
@@ -45,7 +46,8 @@ def merge_siblings(former, estimate_registers) -> None:
                 continue
             mine, theirs = _sliced_reads(former, group), _sliced_reads(former, other)
             shared = sorted(set(mine) & set(theirs))
-            small = _moved_bytes(former, group) + _moved_bytes(former, other) <= SMALL_BYTES
+            small = _static(former, group) and _static(former, other) and \
+                _moved_bytes(former, group) + _moved_bytes(former, other) <= SMALL_BYTES
             if not (shared or small) or former._reaches(group.id, other.id) or former._reaches(other.id, group.id):
                 continue
             first, second = (mine[shared[0]], theirs[shared[0]]) if shared else \
@@ -64,6 +66,13 @@ def merge_siblings(former, estimate_registers) -> None:
                         f"siblings reading {shared[0]} through index maps share one kernel (one launch)" if shared else
                         f"independent kernels of one shape moving at most {SMALL_BYTES >> 20} MB together share one "
                         "launch (at that size a launch costs more than the bytes)")
+
+
+def _static(former, group) -> bool:
+    """No tensor of the group has a dynamic row count. Two groups over `[?, 64]` may run over different
+    row counts (each `?` is its own symbol), and their bytes are known per row only."""
+    return all(not o.per_row for m in group.members for o in former.nodes[m].operands) and \
+        all(isinstance(d, int) and d >= 0 for d in group.shape)
 
 
 def _moved_bytes(former, group) -> int:

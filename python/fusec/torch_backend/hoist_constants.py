@@ -12,6 +12,9 @@ same result. Inductor folds such subgraphs into constants (`constant_fold`); so 
   the fake mode the graph was traced in, on the device its node names, and becomes an attribute of
   the graph (`get_attr`), which regions read like any other input; the constants only the frontier
   needed are dead code then, and go;
+- views and bare factories are not hoisted: a view stays in the graph over the hoisted value (an
+  `expand` is an index map in the kernel, a buffer the runtime would copy), and an `arange` or a
+  `full` costs a kernel nothing (fusec computes them from its indices) but bytes as a buffer;
 - a value the graph returns, directly or through views, is not hoisted: the caller owns it and may
   write to it, and a cached tensor must not change;
 - a frontier value larger than MAX_BYTES stays computed per call (a causal mask over a very long
@@ -32,7 +35,7 @@ import collections
 import torch
 from torch._subclasses.fake_tensor import unset_fake_temporarily
 
-from .support import op_name, tensors_of
+from .support import FACTORIES, op_name, tensors_of
 
 __all__ = ["MAX_BYTES", "MAX_TOTAL_BYTES", "hoist_constants"]
 
@@ -82,6 +85,11 @@ def hoist_constants(gm: torch.fx.GraphModule) -> collections.Counter:
     for node in gm.graph.nodes:
         if node.op == "call_function" and _pure(node) and all(a in constant for a in node.all_input_nodes):
             constant.add(node)
+    # Views stay in the graph, over the hoisted value they view: an `expand` of a causal mask is an
+    # index map inside the kernel, where as a buffer of its own the runtime would copy it to
+    # contiguous memory at every call.
+    views = {n for n in constant if _base_name(n) in _ALIASING}
+    constant -= views
     if not constant:
         return collections.Counter()
     returned = _returned(gm)
@@ -113,7 +121,7 @@ def hoist_constants(gm: torch.fx.GraphModule) -> collections.Counter:
             reader.replace_input_with(node, attr)
     folded = collections.Counter()
     for node in reversed(list(gm.graph.nodes)):
-        if node in constant and not node.users:
+        if node in constant | views and not node.users:
             if op_name(node) != "getitem":
                 folded[op_name(node)] += 1
             gm.graph.erase_node(node)
@@ -121,14 +129,20 @@ def hoist_constants(gm: torch.fx.GraphModule) -> collections.Counter:
     return folded
 
 
+def _base_name(node) -> str:
+    return op_name(node).removeprefix("aten.")
+
+
 def _computes(node, constant) -> bool:
+    """Whether the value took arithmetic: a factory (`arange`, `full`) is free inside a kernel
+    (--fusec-inline-iotas, --fusec-fold-splat-constants), and read from a buffer it would cost bytes."""
     todo, seen = [node], set()
     while todo:
         n = todo.pop()
         if n in seen:
             continue
         seen.add(n)
-        if op_name(n).removeprefix("aten.") not in _ALIASING:
+        if _base_name(n) not in _ALIASING and _base_name(n) not in FACTORIES:
             return True
         todo += [a for a in n.all_input_nodes if a in constant]
     return False
