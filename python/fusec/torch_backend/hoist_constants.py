@@ -57,7 +57,7 @@ def _pure(node: torch.fx.Node) -> bool:
         return False
     if target._schema.is_mutable or torch.Tag.nondeterministic_seeded in target.tags:
         return False
-    return op_name(node).removeprefix("aten.") not in _NOT_FOLDED
+    return _base_name(node) not in _NOT_FOLDED
 
 
 def _returned(gm: torch.fx.GraphModule) -> set:
@@ -68,7 +68,7 @@ def _returned(gm: torch.fx.GraphModule) -> set:
         if node in seen:
             continue
         seen.add(node)
-        if node.op == "call_function" and op_name(node).removeprefix("aten.") in _ALIASING:
+        if node.op == "call_function" and _base_name(node) in _ALIASING:
             todo += node.all_input_nodes
     return seen
 
@@ -93,11 +93,11 @@ def hoist_constants(gm: torch.fx.GraphModule) -> collections.Counter:
     if not constant:
         return collections.Counter()
     returned = _returned(gm)
-    frontier = [n for n in gm.graph.nodes if n in constant and n not in returned and op_name(n) != "getitem"
+    # Only worth it where the value took arithmetic: a bare factory (`arange`, `full`) is free inside
+    # a kernel (--fusec-inline-iotas, --fusec-fold-splat-constants), and read from a buffer it costs bytes.
+    frontier = [n for n in gm.graph.nodes if n in constant and n not in returned and _base_name(n) not in FACTORIES
                 and any(u not in constant for u in n.users) and _bytes(n) <= MAX_BYTES
                 and isinstance(n.meta.get("val"), torch.Tensor)]
-    # Only worth it where the frontier value took arithmetic (a view of a constant is free).
-    frontier = [n for n in frontier if _computes(n, constant)]
     total, kept = 0, []
     for node in frontier:
         total += _bytes(node)
@@ -119,9 +119,9 @@ def hoist_constants(gm: torch.fx.GraphModule) -> collections.Counter:
         readers = [u for u in node.users if u not in constant]
         for reader in readers:
             reader.replace_input_with(node, attr)
-    folded = collections.Counter()
+    folded, folding = collections.Counter(), constant | views
     for node in reversed(list(gm.graph.nodes)):
-        if node in constant | views and not node.users:
+        if node in folding and not node.users:
             if op_name(node) != "getitem":
                 folded[op_name(node)] += 1
             gm.graph.erase_node(node)
@@ -131,21 +131,6 @@ def hoist_constants(gm: torch.fx.GraphModule) -> collections.Counter:
 
 def _base_name(node) -> str:
     return op_name(node).removeprefix("aten.")
-
-
-def _computes(node, constant) -> bool:
-    """Whether the value took arithmetic: a factory (`arange`, `full`) is free inside a kernel
-    (--fusec-inline-iotas, --fusec-fold-splat-constants), and read from a buffer it would cost bytes."""
-    todo, seen = [node], set()
-    while todo:
-        n = todo.pop()
-        if n in seen:
-            continue
-        seen.add(n)
-        if _base_name(n) not in _ALIASING and _base_name(n) not in FACTORIES:
-            return True
-        todo += [a for a in n.all_input_nodes if a in constant]
-    return False
 
 
 def _evaluate(gm: torch.fx.GraphModule, constant: set, frontier: list) -> list[torch.Tensor]:
