@@ -35,7 +35,7 @@ import collections
 import torch
 from torch._subclasses.fake_tensor import unset_fake_temporarily
 
-from .support import FACTORIES, op_name, tensors_of
+from .support import FACTORIES, VIEWS_IN_PYTORCH, op_name, tensors_of
 
 __all__ = ["MAX_BYTES", "MAX_TOTAL_BYTES", "hoist_constants"]
 
@@ -43,9 +43,7 @@ MAX_BYTES = 64 << 20
 MAX_TOTAL_BYTES = 256 << 20
 _NOT_FOLDED = {"empty", "empty_like", "empty_strided", "empty_permuted", "new_empty", "new_empty_strided"}
 # Ops that make or view memory only: what a value returned to the caller may alias.
-_ALIASING = {"view", "_unsafe_view", "reshape", "expand", "permute", "transpose", "t", "unsqueeze", "squeeze",
-             "slice", "select", "narrow", "alias", "detach", "split", "split_with_sizes", "chunk", "unbind",
-             "as_strided", "diagonal", "unfold", "view_as", "expand_as", "getitem"}
+_ALIASING = VIEWS_IN_PYTORCH | {"as_strided", "diagonal", "unfold", "view_as", "expand_as", "getitem"}
 
 
 def _pure(node: torch.fx.Node) -> bool:

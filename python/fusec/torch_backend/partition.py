@@ -26,12 +26,9 @@ import torch
 from torch.fx.node import _get_qualified_name
 from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 
-from .support import VIEWS, FusecOperatorSupport, graph_rows, has_inner_symbols, is_compute, op_name, why_pytorch
+from .support import (ALIASING_VIEWS, SPLITS, VIEWS, VIEWS_IN_PYTORCH, FusecOperatorSupport, graph_rows,
+                      has_inner_symbols, is_compute, op_name, why_pytorch)
 
-# Views of their input's storage: taken again outside a region where a reader outside needs them.
-_ALIASING = VIEWS | {"slice", "select", "narrow"}
-# Ops that PyTorch runs as views (no copy), when no region takes them.
-_VIEWS_IN_PYTORCH = _ALIASING | {"split", "split_with_sizes", "chunk", "unbind", "alias", "detach"}
 
 __all__ = ["PER_SHAPE_PREFIX", "REGION_PREFIX", "SIZE_ARITHMETIC", "Partition", "partition_graph", "replace_region"]
 
@@ -69,7 +66,7 @@ def _why_left_out(node, rows: tuple) -> str:
     if getattr(node.target, "__module__", None) in ("_operator", "operator") or \
             name in ("aten.sym_size", "aten.sym_stride", "aten.sym_numel", "aten.sym_storage_offset"):
         return SIZE_ARITHMETIC
-    if name.startswith("aten.") and name[len("aten."):] in _VIEWS_IN_PYTORCH:
+    if name.startswith("aten.") and name[len("aten."):] in VIEWS_IN_PYTORCH:
         return _VIEW_LEFT_OUT  # a view is free in PyTorch, symbolic sizes or not
     return why_pytorch(node, rows) or _VIEW_LEFT_OUT
 
@@ -153,11 +150,7 @@ def _strided_inputs_inside(gm: torch.fx.GraphModule, parts, support) -> None:
 
 def _is_aliasing_view(node) -> bool:
     name = op_name(node)
-    return node.op == "call_function" and name.startswith("aten.") and name[len("aten."):] in _ALIASING
-
-
-# Ops with several results that are views of their input (read through getitem).
-_SPLITS = {"split", "split_with_sizes", "chunk", "unbind"}
+    return node.op == "call_function" and name.startswith("aten.") and name[len("aten."):] in ALIASING_VIEWS
 
 
 def _is_split_piece(node) -> bool:
@@ -168,7 +161,7 @@ def _is_split_piece(node) -> bool:
         node = node.args[0]
         if not isinstance(node, torch.fx.Node) or node.op != "call_function":
             return False
-    return op_name(node).removeprefix("aten.") in _SPLITS
+    return op_name(node).removeprefix("aten.") in SPLITS
 
 
 def _views_outside(gm: torch.fx.GraphModule, region) -> None:

@@ -60,6 +60,11 @@ FACTORIES = frozenset(["arange", "full", "full_like", "zeros", "zeros_like", "on
 # Shape-only ops: taken inside a region (the region writes the reshaped result), never on their own.
 VIEWS = frozenset(["view", "_unsafe_view", "reshape", "unsqueeze", "squeeze", "expand", "permute",
                    "transpose", "t"])
+# Views of their input's storage (no copy in PyTorch); with the splits (read through getitem) and
+# alias/detach, every op PyTorch runs as a view.
+ALIASING_VIEWS = VIEWS | {"slice", "select", "narrow"}
+SPLITS = frozenset(["split", "split_with_sizes", "chunk", "unbind"])
+VIEWS_IN_PYTORCH = ALIASING_VIEWS | SPLITS | {"alias", "detach"}
 # Layout ops: inside a region they are index maps of the kernel's reads (fusec-fold-layout-ops,
 # fusec-concat-to-generic: a slice is an offset, a cat a select among its pieces), no copies. Unlike
 # views they stay in a region at its edges (a slice of a region's input is read in place, where in
