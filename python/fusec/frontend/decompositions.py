@@ -16,6 +16,8 @@ from torch._decomp import get_decompositions
 from torch._prims_common import ELEMENTWISE_TYPE_PROMOTION_KIND, elementwise_dtypes
 from torch_mlir.extras.fx_decomp_util import get_decomposition_table
 
+from .attention_math import ATTENTION_DECOMPOSITIONS
+
 __all__ = ["decompositions"]
 
 aten = torch.ops.aten
@@ -27,7 +29,8 @@ def decompositions(target: str = "cpu") -> dict:
     GELU: torch-mlir's tanh form uses 0.797724 for sqrt(2/pi) = 0.7978846 (found by `fusec fuzz`:
     a relative error of 3e-5 at x = 1.5); plus the NaN-propagating max/min family, the variance
     divisor, 0-d reductions, reciprocal, integer floor division, as_strided as a reshape and
-    layer_norm's sign of zero below. `target`: the device
+    layer_norm's sign of zero below, and attention's fused-kernel ops as its math (attention_math.py).
+    `target`: the device
     whose eager semantics to follow where the two differ (relu's sign of zero)."""
     table, torch_own = get_decomposition_table(), get_decompositions([aten._softmax, aten._log_softmax, aten.gelu])
     return {**table, **torch_own,
@@ -36,7 +39,7 @@ def decompositions(target: str = "cpu") -> dict:
             aten.sum.dim_IntList: _accumulate_in_fp32(aten.sum.dim_IntList),
             aten.mean.dim: _accumulate_in_fp32(aten.mean.dim),
             aten.where.self: _where_same_branches,
-            **_MIN_MAX, **_ZERO_D_REDUCTIONS,
+            **_MIN_MAX, **_ZERO_D_REDUCTIONS, **ATTENTION_DECOMPOSITIONS,
             aten.var.correction: _variance(aten.var.correction),
             aten.var_mean.correction: _variance(aten.var_mean.correction),
             aten.reciprocal.default: _reciprocal,
