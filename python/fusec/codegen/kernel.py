@@ -18,6 +18,7 @@ from fusec.mlir import ir
 from torch_mlir.dialects import arith, memref, vector
 
 from . import windows
+from .strided_gathers import strided_load
 from .indexing import apply_map, const, element_bytes, lane_steps, lanes_of
 
 __all__ = ["Member", "Kernel", "identity", "has_identity", "attributes", "is_vector"]
@@ -103,6 +104,7 @@ class Kernel:
         # schedule's: the columns, a parallel dim, while the reduced dims are the inner loops).
         self.reduction_dim = None
         self.lane_starts = {}  # a vector of consecutive loop indices (`_loop_index`) -> its first index
+        self.lane_extents = {}  # such a vector -> its loop dim's extent (`strided_gathers` bounds it)
         self.windows = {}  # a body vector's first column -> its `windows.Window` (rows of any width)
 
     def load(self, operand, index, lanes: int):
@@ -173,6 +175,7 @@ class Kernel:
                 dim = ir.IntegerAttr(inner.attributes["dim"]).value
                 mapping[inner.results[0]] = (index[dim] if "fusec.concat" in op.attributes
                                              else self._loop_index(index, dim, lanes))
+                self.lane_extents[mapping[inner.results[0]]] = member.shape[dim]
         for j, arg in enumerate(block.arguments):
             if j < member.n_inputs:
                 mapping[arg] = self.value(member.sources[j], member.inputs[j], apply_map(maps[j], index),
@@ -197,7 +200,9 @@ class Kernel:
     def _gather(self, inner, operands, lanes: int):
         """A gather's read (a body's `memref.load` at data-dependent indices, its bufferized
         `tensor.extract`) with vector indices: one vector load where only the innermost index varies
-        over the lanes, consecutively (an embedding's row); else a load per lane."""
+        over the lanes, consecutively (an embedding's row); a few aligned vector loads where it steps
+        through one row at a constant stride (a pooling window: `strided_gathers`); else a load per
+        lane."""
         buffer, indices = operands[0], operands[1:]
         element = ir.MemRefType(buffer.type).element_type
         last = indices[-1] if indices else None
@@ -209,6 +214,9 @@ class Kernel:
                                  [*indices[:-1], self.lane_starts[last]],
                                  alignment=min(16, lanes * element_bytes(element)) if aligned
                                  else element_bytes(element)).result
+        strided = strided_load(self, buffer, indices, lanes)  # a pooling window's columns
+        if strided is not None:
+            return strided
         elements = []
         for k in range(lanes):
             at = [vector.ExtractOp(v, [], [k]).result if is_vector(v) else v for v in indices]
