@@ -2,7 +2,8 @@
 embeddings (Llama's rotate_half: slices, neg, cat), SwiGLU over `x.chunk(2, -1)`, GPT-2's split of
 the packed qkv into scaled heads, BERT's word + position + token-type embeddings and LayerNorm,
 T5's relative position buckets with their bias added to the scores, cross-entropy (mean, over a
-GPT-2 and a Llama-3 vocabulary, ignored targets included) and NLL of log_softmax.
+GPT-2 and a Llama-3 vocabulary, ignored targets included), NLL of log_softmax, and poolings (a
+window's reads are gathers too).
 
 Each entry is checked against eager in float64 (fusec's tolerances), then fusec, eager and
 torch.compile(dynamic=False, fresh per entry) are timed under the rules of bench/README.md: CUDA
@@ -147,6 +148,25 @@ def entries():
 
     yield "t5 bias 8x8x2048x2048 bf16", lambda: t5_entry(8, 8, 2048, bf16)
     yield "t5 bias 4x12x1000x1000 fp32", lambda: t5_entry(4, 12, 1000, torch.float32)
+
+    def pool_entry(fn, shape, dtype):
+        x = randn(*shape, dtype=dtype)
+        with torch.no_grad():
+            out = fn(x)
+        return fn, (x,), nbytes(x, *(out if isinstance(out, tuple) else (out,)))
+
+    def stem_pool(x):  # ResNet's stem pool after its ReLU: 3x3, stride 2, padding 1
+        return F.max_pool2d(x.relu(), 3, 2, 1)
+
+    # Poolings (window gathers: codegen/strided_gathers.py), at shapes beside the reductions suite's
+    # resnet_stem_maxpool (64x64x112x112): odd widths (a scalar kernel), stride 1 averages, 1-D.
+    yield "maxpool resnet stem 128x64x112x112 bf16", lambda: pool_entry(stem_pool, (128, 64, 112, 112), bf16)
+    yield "maxpool resnet stem 64x64x112x112 fp32", lambda: pool_entry(stem_pool, (64, 64, 112, 112), torch.float32)
+    yield "maxpool 3x3/2 odd 256x96x75x75 bf16", lambda: pool_entry(stem_pool, (256, 96, 75, 75), bf16)
+    yield "avgpool 3x3/1 inception 48x192x64x64 fp32", lambda: pool_entry(
+        lambda x: F.avg_pool2d(x, 3, 1, 1, count_include_pad=False), (48, 192, 64, 64), torch.float32)
+    yield "maxpool1d 3/2 256x512x1024 bf16", lambda: pool_entry(lambda x: F.max_pool1d(x, 3, 2, 1),
+                                                                 (256, 512, 1024), bf16)
 
     def ce_entry(fn, rows, vocab, dtype):
         x, t = randn(rows, vocab, dtype=dtype), _targets(rows, vocab)
