@@ -102,7 +102,7 @@ PYTORCH = {
     **{op: "in-place update of a graph input (aot_autograd's epilogue)" for op in ["copy_", "copy"]},
     **{op: "random numbers: PyTorch's generator state" for op in ["rand", "randn", "native_dropout",
                                                                   "bernoulli"]},
-    **{op: "creates a tensor from nothing (a factory op)" for op in ["empty"]},
+    **{op: "creates a tensor from nothing (a factory op)" for op in ["empty", "empty_strided"]},
 }
 
 
