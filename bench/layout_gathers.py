@@ -159,12 +159,14 @@ def entries():
         return F.max_pool2d(x.relu(), 3, 2, 1)
 
     # Poolings (window gathers: codegen/strided_gathers.py), at shapes beside the reductions suite's
-    # resnet_stem_maxpool (64x64x112x112): odd widths (a scalar kernel), stride 1 averages, 1-D.
+    # resnet_stem_maxpool (64x64x112x112): odd widths (a scalar kernel), stride 1 averages, no padding, 1-D.
     yield "maxpool resnet stem 128x64x112x112 bf16", lambda: pool_entry(stem_pool, (128, 64, 112, 112), bf16)
     yield "maxpool resnet stem 64x64x112x112 fp32", lambda: pool_entry(stem_pool, (64, 64, 112, 112), torch.float32)
     yield "maxpool 3x3/2 odd 256x96x75x75 bf16", lambda: pool_entry(stem_pool, (256, 96, 75, 75), bf16)
     yield "avgpool 3x3/1 inception 48x192x64x64 fp32", lambda: pool_entry(
         lambda x: F.avg_pool2d(x, 3, 1, 1, count_include_pad=False), (48, 192, 64, 64), torch.float32)
+    yield "avgpool 2x2/2 densenet 128x256x56x56 bf16", lambda: pool_entry(lambda x: F.avg_pool2d(x, 2),
+                                                                          (128, 256, 56, 56), bf16)
     yield "maxpool1d 3/2 256x512x1024 bf16", lambda: pool_entry(lambda x: F.max_pool1d(x, 3, 2, 1),
                                                                  (256, 512, 1024), bf16)
 

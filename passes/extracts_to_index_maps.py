@@ -12,7 +12,8 @@ are: those are the gathers a later kernel evaluator reads at computed indices.
 Algorithm: for each all-parallel linalg.generic with an identity output map, each `tensor.extract`
 of a tensor defined outside the op whose indices are built from `linalg.index`,
 `arith.constant` and `arith.addi` / `subi` / `muli` (by a constant) becomes a new input; its
-`linalg.index` ops are erased once unused.
+`linalg.index` ops are erased once unused. A read whose innermost index strides along the innermost
+loop dim stays a gather (`strided_innermost`).
 
 Before:
     %r = linalg.generic {indexing_maps = [(d0, d1) -> (d0, d1)], ...} outs(%o : tensor<16x32xf32>) {
@@ -89,6 +90,20 @@ def _dynamic_dims_kept(exprs, shape, extents) -> bool:
     return True
 
 
+def strided_innermost(expr, n_dims: int) -> bool:
+    """Whether an extract's innermost index `expr` (an affine expr of the loop dims, or None) steps
+    by more than 1 along the innermost loop dim (`2 * d3 + 1`: a pooling window without padding).
+    Such a read stays a gather (and --fusec-gathers-through-pointwise pulls its producer into it):
+    the kernels vectorize the innermost loop dim, and a gather's strided run of one row is read as
+    aligned vectors (codegen/strided_gathers.py), where this index map would be a scalar access."""
+    if expr is None or n_dims == 0:
+        return False
+    zero = [ir.AffineConstantExpr.get(0)] * n_dims
+    one = [*zero[:-1], ir.AffineConstantExpr.get(1)]
+    at = [expr.compose(ir.AffineMap.get(0, 0, point)).maybe_downcast() for point in (zero, one)]
+    return all(isinstance(v, ir.AffineConstantExpr) for v in at) and at[1].value - at[0].value > 1
+
+
 def _candidates(op):
     """(extract, its map) for each extract of the body that reads through an index map."""
     out_map = indexing_maps(op)[-1]
@@ -104,6 +119,8 @@ def _candidates(op):
             continue
         exprs = [affine_of(v, op.operation) for v in list(inner.operands)[1:]]
         if any(e is None for e in exprs) or not _dynamic_dims_kept(exprs, source.type.shape, extents):
+            continue
+        if strided_innermost(exprs[-1] if exprs else None, out_map.n_dims):
             continue
         m = ir.AffineMap.get(out_map.n_dims, 0, _bounded(exprs, source.type.shape, extents))
         found.append((inner, m))

@@ -42,7 +42,7 @@ from torch_mlir.dialects import arith, tensor
 
 from .bound_gather_indices import depends_on_data
 from .classify_ops import computes_from_indices, indexing_maps, iterator_kinds
-from .extracts_to_index_maps import affine_of
+from .extracts_to_index_maps import affine_of, strided_innermost
 from .inline_iotas import dim_exprs
 
 FLAG = "fusec-gathers-through-pointwise"
@@ -115,6 +115,10 @@ def _pull(extract, producer) -> int:
     return cloned
 
 
+def _loop_dims(op) -> int:
+    return len(ir.RankedTensorType(op.results[0].type).shape)
+
+
 def _pulled_reads(op):
     """The body's extracts a producer could be pulled into (at data-dependent or non-affine
     indices), grouped by that producer, in body order."""
@@ -124,7 +128,8 @@ def _pulled_reads(op):
         if inner.name != "tensor.extract":
             continue
         indices = list(inner.operands)[1:]
-        if not any(depends_on_data(v, body) or affine_of(v, op.operation) is None for v in indices):
+        if not any(depends_on_data(v, body) or affine_of(v, op.operation) is None for v in indices) \
+                and not (indices and strided_innermost(affine_of(indices[-1], op.operation), _loop_dims(op))):
             continue  # at affine positions: an index map instead (--fusec-extracts-to-index-maps)
         producer = _pullable(inner.operands[0])
         if producer is None:

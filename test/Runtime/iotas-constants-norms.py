@@ -73,10 +73,11 @@ check("resnet stem fp32", stem.float(), (torch.randn(32, 16, 112, 112, device=cu
 
 # Outputs whole vectors wide: each window column read as aligned vectors of its input row
 # (codegen/strided_gathers.py), clamped at the left edge (stride 2), both edges (stride 1), the
-# right (ceil_mode), stride 4.
+# right (ceil_mode), stride 4; without padding (the reads stay gathers, ReLU pulled into them).
 F = torch.nn.functional
 vectors = (lambda x: (F.max_pool2d(x, 3, 2, 1), F.avg_pool2d(x, 3, 1, 1),
-                      F.max_pool2d(x, 3, 2, 1, dilation=2, ceil_mode=True), F.max_pool2d(x.relu(), 5, 4, 2)))
+                      F.max_pool2d(x, 3, 2, 1, dilation=2, ceil_mode=True), F.max_pool2d(x.relu(), 5, 4, 2),
+                      F.max_pool2d(x, 2), F.avg_pool2d(x.relu(), 2)))
 check("pools of whole vectors", vectors, (torch.randn(16, 32, 48, 64, device=cuda),))
 # CHECK: pools of whole vectors: {{[0-9]+ kernels?}}, ok
 check("pools of whole vectors bf16", vectors, (torch.randn(16, 32, 48, 64, device=cuda, dtype=torch.bfloat16),))

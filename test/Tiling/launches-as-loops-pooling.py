@@ -5,7 +5,9 @@
 #  - a clamped strided gather whose edge values are used unmasked (Inputs/clamped_strided_gather.mlir):
 #    lanes left of the row read its first column, lanes past its end its last, as the clamp says;
 #  - poolings with padding (the window's clamped columns are masked by the pooling's identity):
-#    stride 2, stride 1 (clamped at both edges), dilation with ceil_mode, stride 4, 1-D, an average.
+#    stride 2, stride 1 (clamped at both edges), dilation with ceil_mode, stride 4, 1-D, an average;
+#  - poolings without padding: their window reads stay gathers (not index maps, which would be scalar
+#    accesses), the ReLU before one computed at the elements it reads: one kernel, vectors.
 
 # RUN: %python %s | FileCheck %s
 
@@ -50,6 +52,8 @@ POOLS = {
     "max 5x5 stride 4 of relu": lambda x: F.max_pool2d(x.relu(), 5, 4, 2),
     "max 1-d stride 2": lambda x: F.max_pool1d(x.flatten(2), 3, 2, 1),
     "avg without the padding": lambda x: F.avg_pool2d(x, 3, 1, 1, count_include_pad=False),
+    "max 2x2 no padding": lambda x: F.max_pool2d(x, 2),
+    "avg 4x4 of relu no padding": lambda x: F.avg_pool2d(x.relu(), 4),
 }
 x = torch.randn(2, 8, 12, 32)
 for name, fn in POOLS.items():
@@ -61,3 +65,5 @@ for name, fn in POOLS.items():
 # CHECK: max 5x5 stride 4 of relu: lanes 4, scalar loads 0, max abs error 0.0e+00
 # CHECK: max 1-d stride 2: lanes 4, scalar loads 0, max abs error 0.0e+00
 # CHECK: avg without the padding: lanes 4, scalar loads 0, max abs error {{0.0e\+00|[0-9.]+e-0[7-9]}}
+# CHECK: max 2x2 no padding: lanes 4, scalar loads 0, max abs error 0.0e+00
+# CHECK: avg 4x4 of relu no padding: lanes 4, scalar loads 0, max abs error {{0.0e\+00|[0-9.]+e-0[7-9]}}
