@@ -26,6 +26,7 @@ After:
 
 from __future__ import annotations
 
+from fusec.codegen.indexing import splat_value
 from fusec.mlir import ir
 from torch_mlir.dialects import arith
 
@@ -44,24 +45,10 @@ def _constant(like, n: int):
     return arith.ConstantOp(like, attr).result
 
 
-def _constant_value(value):
-    """The divisor's value when it is a (splat) integer constant, else None."""
-    owner = value.owner if isinstance(value, ir.OpResult) else None
-    op = getattr(owner, "operation", None)
-    if op is None or op.name != "arith.constant":
-        return None
-    attr = op.attributes["value"]
-    if isinstance(attr, ir.IntegerAttr):
-        return ir.IntegerAttr(attr).value
-    if isinstance(attr, ir.DenseIntElementsAttr) and ir.DenseElementsAttr(attr).is_splat:
-        return ir.IntegerAttr(ir.DenseElementsAttr(attr).get_splat_value()).value
-    return None
-
-
 def _guard(op) -> None:
     x, d = op.operands
     signed = op.name in _SIGNED
-    known = _constant_value(d)
+    known = splat_value(d)
     if known is not None and known != 0 and not (signed and known in (-1, (1 << 64) - 1)):
         return
     t = d.type

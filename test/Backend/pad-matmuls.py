@@ -14,19 +14,24 @@ aten = torch.ops.aten
 torch.manual_seed(0)
 
 
-def check(name, fn, *args):
+def rewritten(fn, args, way="operands"):
+    """fn traced, its unaligned products rewritten `way`: (pads, result, eager's, the graph's ops)."""
     gm = make_fx(fn, tracing_mode="fake")(*args)
     products = [n for n in gm.graph.nodes if n.target in (aten.mm.default, aten.addmm.default, aten.bmm.default)]
     pads = [paddings(n) for n in products]
     for n in products:
         if paddings(n):
-            pad_product(gm, n)
+            pad_product(gm, n, way)
     gm.graph.lint()
     gm.recompile()
-    got, want = gm(*args), fn(*args)
     ops = sorted({str(n.target).removeprefix("aten.") for n in gm.graph.nodes if n.op == "call_function"})
+    return pads, gm(*args), fn(*args), ", ".join(ops)
+
+
+def check(name, fn, *args):
+    pads, got, want, ops = rewritten(fn, args)
     print(f"{name}: paddings {pads}; same values: {torch.allclose(got, want, atol=1e-5)}; "
-          f"strides: {list(got.stride())}; ops: {', '.join(ops)}")
+          f"strides: {list(got.stride())}; ops: {ops}")
 
 
 weight = torch.randn(21, 16)  # a Linear's [N, K]: N = 21 is not a multiple of 8
@@ -57,15 +62,8 @@ check("flattened", lambda a, b: (a @ b).view(-1) * 2, torch.randn(4, 13), torch.
 # (`way="output"`: mm.out into an empty_strided tensor), no copy of the weight. Where K is unaligned too, or the
 # result must be contiguous, the operands are padded as above.
 def check_output_way(name, fn, *args):
-    gm = make_fx(fn, tracing_mode="fake")(*args)
-    for n in [n for n in gm.graph.nodes if n.target in (aten.mm.default, aten.addmm.default, aten.bmm.default)]:
-        pad_product(gm, n, way="output")
-    gm.graph.lint()
-    gm.recompile()
-    got, want = gm(*args), fn(*args)
-    ops = sorted({str(n.target).removeprefix("aten.") for n in gm.graph.nodes if n.op == "call_function"})
-    print(f"{name}: same values: {torch.allclose(got, want, atol=1e-5)}; strides: {list(got.stride())}; "
-          f"ops: {', '.join(ops)}")
+    _, got, want, ops = rewritten(fn, args, way="output")
+    print(f"{name}: same values: {torch.allclose(got, want, atol=1e-5)}; strides: {list(got.stride())}; ops: {ops}")
 
 
 check_output_way("lm head output", lambda h, w: (h.view(-1, 16) @ w.t()).view(2, 3, 21), torch.randn(2, 3, 16), weight)

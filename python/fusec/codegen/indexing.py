@@ -20,6 +20,24 @@ def const(n: int):
     return arith.ConstantOp(ir.IndexType.get(), n).result
 
 
+def splat_value(v):
+    """The integer a constant holds (an `arith.constant` scalar or splat, or a `vector.broadcast` of
+    one), else None."""
+    if not isinstance(v, ir.OpResult):
+        return None
+    op = v.owner
+    if op.name == "vector.broadcast":
+        return splat_value(op.operands[0])
+    if op.name != "arith.constant":
+        return None
+    attr = op.attributes["value"]
+    if isinstance(attr, ir.IntegerAttr):
+        return ir.IntegerAttr(attr).value
+    if isinstance(attr, ir.DenseIntElementsAttr) and ir.DenseIntElementsAttr(attr).is_splat:
+        return ir.IntegerAttr(ir.DenseIntElementsAttr(attr).get_splat_value()).value
+    return None
+
+
 def lane_steps(lanes: int):
     """The index vector 0, 1, ..., lanes - 1 (a vector's lanes' offsets from its first index)."""
     wide = ir.VectorType.get([lanes], ir.IndexType.get())

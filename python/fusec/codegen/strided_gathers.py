@@ -29,28 +29,11 @@ from __future__ import annotations
 from fusec.mlir import ir
 from torch_mlir.dialects import arith, vector
 
-from .indexing import const, element_bytes
+from .indexing import const, element_bytes, splat_value
 
 __all__ = ["strided_load"]
 
 _MAX_STRIDE = 4
-
-
-def _constant(v):
-    """The integer a splat (vector.broadcast of an arith.constant, or a dense splat) holds, or None."""
-    if not isinstance(v, ir.OpResult):
-        return None
-    op = v.owner
-    if op.name == "vector.broadcast":
-        return _constant(op.operands[0])
-    if op.name != "arith.constant":
-        return None
-    attr = op.attributes["value"]
-    if isinstance(attr, ir.IntegerAttr):
-        return ir.IntegerAttr(attr).value
-    if isinstance(attr, ir.DenseIntElementsAttr) and ir.DenseIntElementsAttr(attr).is_splat:
-        return ir.IntegerAttr(ir.DenseIntElementsAttr(attr).get_splat_value()).value
-    return None
 
 
 def _affine(v, lane_starts: dict):
@@ -61,9 +44,9 @@ def _affine(v, lane_starts: dict):
     if not isinstance(v, ir.OpResult) or v.owner.name not in ("arith.addi", "arith.subi", "arith.muli"):
         return None
     name, (a, b) = v.owner.name, v.owner.operands
-    if name != "arith.subi" and _constant(a) is not None:
+    if name != "arith.subi" and splat_value(a) is not None:
         a, b = b, a
-    k, inner = _constant(b), _affine(a, lane_starts)
+    k, inner = splat_value(b), _affine(a, lane_starts)
     if k is None or inner is None:
         return None
     base, s, c = inner
@@ -78,10 +61,10 @@ def _clamped(v):
     if isinstance(v, ir.OpResult) and v.owner.name in ("arith.minsi", "arith.maxsi"):
         outer, (a, b) = v.owner.name, v.owner.operands
         inner_name = "arith.maxsi" if outer == "arith.minsi" else "arith.minsi"
-        if isinstance(a, ir.OpResult) and a.owner.name == inner_name and _constant(b) is not None:
+        if isinstance(a, ir.OpResult) and a.owner.name == inner_name and splat_value(b) is not None:
             x, k = a.owner.operands
-            if _constant(k) is not None:
-                bounds = sorted((_constant(k), _constant(b)))
+            if splat_value(k) is not None:
+                bounds = sorted((splat_value(k), splat_value(b)))
                 return x, bounds[0], bounds[1]
     return v, None, None
 
