@@ -206,12 +206,22 @@ def why_pytorch(node: torch.fx.Node, rows: tuple = (), per_shape: bool = False) 
     if not _shapes_supported(node, rows):
         return ("dynamic shape: fusec compiles static shapes and symbolic leading dims (rows) only"
                 + (f", here ({', '.join(rows)})" if rows else ""))
+    if _reads_meta(node):
+        return ("reads a value traced on the meta device (an attention kernel's random-number seed or "
+                "offset): where it lives at run time is not known")
     if base in LAYOUT and _along_symbols(node, base):
         return "layout op along a symbolic dim: fusec folds slices, cats and flips along static dims only"
     if base == "max_pool2d_with_indices" and any(
             user.args[1] == 1 and user.users for user in node.users if op_name(user) == "getitem"):
         return "max_pool2d's indices are read (for its backward): fusec's pooling computes the maxima only"
     return None
+
+
+def _reads_meta(node: torch.fx.Node) -> bool:
+    """Whether an input of `node` was traced on the meta device: torch's meta functions of the
+    flash and cuDNN attention ops make their philox seed and offset there, so a region reading them
+    cannot say which device it runs on."""
+    return any(t.device.type == "meta" for n in node.all_input_nodes for t in tensors_of(n.meta.get("val")))
 
 
 def _dims_along(node: torch.fx.Node, base: str) -> list | None:
