@@ -19,11 +19,9 @@ logits either): its rows stay N' elements apart. Copying GPT-2's logits to conti
 GPT-2 4 x 512 forward 1.8x slower than Inductor's on the H200 (`fusec bench --models`, 2026-12-05).
 Only where a `view` after the product could not view the sliced rows (one that merges the last dim
 with another) is the slice copied to contiguous rows first.
-Where K is aligned and only N is not (GPT-2's LM head), there is a second way that copies nothing:
-the product is written into the first N columns of an uninitialized [M, N'] buffer (`mm.out` into
-its slice), so cuBLAS sees an aligned row stride for its output and reads the weight as it is,
-where the first way copies the 103 MB weight every call (51 µs of GPT-2's forward on the H100).
-Both ways are timed and the faster taken.
+Padding the output's rows alone (the product written by `mm.out` into rows N' apart, the weight
+read as it is) does not help: cuBLAS keeps its align1 kernel while N itself is unaligned (H100,
+2048 x 1024 x 50257 bf16, 2026-12-06: 2206 µs, against 2213 as it is and 365 with the weight padded).
 Decisions are kept per (op, shapes, strides, dtype, GPU) for the process. The partition report lists
 the rewritten products.
 """
@@ -34,7 +32,7 @@ import torch
 
 from ..timing import gpu_time_us
 
-__all__ = ["ALIGN", "PAD_MARGIN", "pad_matmuls", "pad_product", "paddings", "product_into_wide_output"]
+__all__ = ["ALIGN", "PAD_MARGIN", "pad_matmuls", "pad_product", "paddings"]
 
 aten = torch.ops.aten
 ALIGN = 8  # elements: 16 bytes of bf16 / fp16
@@ -108,24 +106,6 @@ def padded_product(call, val, op, bias, a, b, extra, k_pad: int, n_pad: int, con
     return out
 
 
-_OUT_VARIANTS = {aten.mm.default: aten.mm.out, aten.addmm.default: aten.addmm.out, aten.bmm.default: aten.bmm.out}
-
-
-def product_into_wide_output(call, val, op, bias, a, b, extra, n_pad: int):
-    """The product `op(bias, a, b, *extra)` written by its out= variant into an uninitialized tensor
-    whose rows are N + n_pad apart (aligned for cuBLAS)."""
-    shape = [*val(a).shape[:-1], val(b).shape[-1]]
-    strides, step = [], shape[-1] + n_pad
-    for n in reversed(shape):
-        strides.insert(0, 1 if not strides else step)
-        step = step if len(strides) == 1 else step * n
-    # one factory op, no view of it: a view could be taken into a fusec region, whose output would be
-    # a new tensor, and the product would be written there instead
-    out = call(aten.empty_strided.default, shape, strides, dtype=val(a).dtype, device=val(a).device)
-    operands = (bias, a, b, *extra) if bias is not None else (a, b)
-    return call(_OUT_VARIANTS[op], *operands, out=out)
-
-
 def _pad(call, val, x, pads: list[int]):
     """`constant_pad_nd(x, pads)` with zeros; where only one dim grows, at its end, as `cat` with a
     block of zeros: PyTorch's constant_pad_nd fills the whole output and then copies x into it (two
@@ -165,28 +145,16 @@ def _decide(node, k_pad: int, n_pad: int, contiguous: bool) -> tuple:
             op = node.target
             as_is = _time_us(lambda: op(bias, a, b, *node.args[3:]) if bias is not None else op(a, b))
             extra = tuple(node.args[3:])
-            ways = {"operands": lambda: padded_product(_eager, lambda x: x, op, bias, a, b, extra, k_pad, n_pad,
-                                                      contiguous)}
-            if _output_only(k_pad, n_pad, contiguous):
-                ways["output"] = lambda: product_into_wide_output(_eager, lambda x: x, op, bias, a, b, extra, n_pad)
-            times = {way: _time_us(fn) for way, fn in ways.items()}
-        way = min(times, key=times.get)
-        _decisions[key] = (way if as_is > PAD_MARGIN * times[way] else None, as_is, times[way])
+            padded = _time_us(lambda: padded_product(_eager, lambda x: x, op, bias, a, b, extra, k_pad, n_pad,
+                                                     contiguous))
+        _decisions[key] = (as_is > PAD_MARGIN * padded, as_is, padded)
     return _decisions[key]
 
 
-def _output_only(k_pad: int, n_pad: int, contiguous: bool) -> bool:
-    """Whether the product can be written into a wide output instead: only N is unaligned, and the
-    sliced result may stay a view."""
-    return not k_pad and n_pad and not contiguous
-
-
-def pad_product(gm: torch.fx.GraphModule, node, way: str = "operands") -> None:
-    """Rewrite product `node` one `way` ("operands": padded and sliced; "output": into a wide
-    output where `_output_only` allows it, else as "operands"), whatever it costs (pad_matmuls times
-    the ways first)."""
+def pad_product(gm: torch.fx.GraphModule, node) -> None:
+    """Rewrite product `node` on padded operands, whatever it costs (pad_matmuls times it first)."""
     k_pad, n_pad = paddings(node)
-    _rewrite(gm, node, k_pad, n_pad, not _views_hold(node, _sliced(node, n_pad)), way)
+    _rewrite(gm, node, k_pad, n_pad, not _views_hold(node, _sliced(node, n_pad)))
 
 
 _STRICT_VIEWS = (aten.view.default, aten._unsafe_view.default)
@@ -218,7 +186,7 @@ def _views_hold(node, value) -> bool:
     return True
 
 
-def _rewrite(gm, node, k_pad: int, n_pad: int, contiguous: bool, way: str = "operands") -> None:
+def _rewrite(gm, node, k_pad: int, n_pad: int, contiguous: bool) -> None:
     """Replace `node` with the nodes padded_product makes, each with its fake value as meta."""
     graph = gm.graph
     fake_mode = torch._guards.detect_fake_mode([_val(node.args[1])])
@@ -232,10 +200,7 @@ def _rewrite(gm, node, k_pad: int, n_pad: int, contiguous: bool, way: str = "ope
 
     bias, a, b = _operands(node)
     with graph.inserting_before(node):
-        if way == "output" and _output_only(k_pad, n_pad, contiguous):
-            out = product_into_wide_output(call, _val, node.target, bias, a, b, tuple(node.args[3:]), n_pad)
-        else:
-            out = padded_product(call, _val, node.target, bias, a, b, tuple(node.args[3:]), k_pad, n_pad, contiguous)
+        out = padded_product(call, _val, node.target, bias, a, b, tuple(node.args[3:]), k_pad, n_pad, contiguous)
     out.meta = {**node.meta, "val": out.meta["val"]}
     node.replace_all_uses_with(out)
     graph.erase_node(node)
@@ -251,12 +216,11 @@ def pad_matmuls(gm: torch.fx.GraphModule) -> list[str]:
         if pads is None:
             continue
         contiguous = not _views_hold(node, _sliced(node, pads[1]))
-        way, as_is, padded = _decide(node, *pads, contiguous)
+        pad, as_is, padded = _decide(node, *pads, contiguous)
         shapes = " x ".join("x".join(map(str, _val(x).shape)) for x in _operands(node)[1:])
-        if way:
-            _rewrite(gm, node, *pads, contiguous, way)
-            how = "written into rows" if way == "output" else "padded to"
-            notes.append(f"{node.target.__name__.split('.')[0]} {shapes}: {how} multiples of {ALIGN} "
+        if pad:
+            _rewrite(gm, node, *pads, contiguous)
+            notes.append(f"{node.target.__name__.split('.')[0]} {shapes}: padded to multiples of {ALIGN} "
                          f"for cuBLAS ({as_is:.0f} -> {padded:.0f} µs)")
     if notes:
         gm.graph.lint()
