@@ -18,8 +18,8 @@ from fusec.mlir import ir
 from torch_mlir.dialects import arith, memref, vector
 
 from . import windows
-from .strided_gathers import strided_load
 from .indexing import apply_map, const, element_bytes, lane_steps, lanes_of
+from .strided_gathers import strided_load
 
 __all__ = ["Member", "Kernel", "identity", "has_identity", "attributes", "is_vector"]
 
@@ -175,7 +175,8 @@ class Kernel:
                 dim = ir.IntegerAttr(inner.attributes["dim"]).value
                 mapping[inner.results[0]] = (index[dim] if "fusec.concat" in op.attributes
                                              else self._loop_index(index, dim, lanes))
-                self.lane_extents[mapping[inner.results[0]]] = member.shape[dim]
+                if mapping[inner.results[0]] in self.lane_starts:
+                    self.lane_extents[mapping[inner.results[0]]] = member.shape[dim]
         for j, arg in enumerate(block.arguments):
             if j < member.n_inputs:
                 mapping[arg] = self.value(member.sources[j], member.inputs[j], apply_map(maps[j], index),
