@@ -13,6 +13,10 @@ op that computed its input (ResNet's BatchNorm + ReLU) is pulled into the reads 
 --fusec-gathers-through-pointwise, and a window that never leaves the input reads it through an
 index map (--fusec-extracts-to-index-maps): one kernel, no padded copy.
 
+A spatial dim of extent 1 in the input and the output (the unsqueezed dim of a 1-D pool) is not a
+loop dim of the generic: its result is expanded back, and a squeeze after it reads the generic
+itself, so the two stay one kernel.
+
 A pooling whose window has more than `_MAX_WINDOW` elements is left alone (its body would be long;
 it stays an opaque op), as is one of dynamic spatial dims (a dynamic batch is fine) or a pad that is
 not of a constant.
@@ -97,6 +101,43 @@ def _init_constant(value):
     return scalar.owner.attributes["value"]
 
 
+def _loop_dims(out_shape, source_shape, spatial) -> list[int]:
+    """The output dims the generic loops over: all but a spatial dim of extent 1 in both the input
+    and the output (a 1-D pool arrives as a 2-D one over [N, C, 1, W]: looping over that dim made the
+    pooling a [N, C, 1, W'] kernel and the squeeze after it a second one). Static shapes only."""
+    if any(ir.ShapedType.is_dynamic_size(n) for n in out_shape):
+        return list(range(len(out_shape)))
+    return [d for d, n in enumerate(out_shape) if not (d in spatial and n == 1 and source_shape[d] == 1)]
+
+
+def _unit_groups(out_shape, loops):
+    """The reassociation of a tensor.expand_shape from the loop dims back to `out_shape`: each loop
+    dim with the unit dims before it (the last one also with those after it)."""
+    groups, pending = [], []
+    for d in range(len(out_shape)):
+        pending.append(d)
+        if d in loops:
+            groups.append(pending)
+            pending = []
+    groups[-1] += pending
+    i64 = ir.IntegerType.get_signless(64)
+    return ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(i64, d) for d in g]) for g in groups])
+
+
+def _fold_squeezes(expanded, pooled) -> None:
+    """A `tensor.collapse_shape` back to the pooling's own shape (the squeeze after a 1-D pool; both
+    reshapes keep the elements' order) is the pooling itself: no reshape is left to split the kernel."""
+    if expanded == pooled:
+        return
+    for use in list(expanded.uses):
+        user = use.owner
+        if user.name == "tensor.collapse_shape" and user.results[0].type == pooled.type:  # a reshape back
+            user.results[0].replace_all_uses_with(pooled)
+            user.erase()
+    if not list(expanded.uses):
+        expanded.owner.erase()
+
+
 def _rewrite(op, combine, spatial) -> bool:
     view = op.opview
     x, window = view.inputs
@@ -113,14 +154,15 @@ def _rewrite(op, combine, spatial) -> bool:
     strides = _ints(op, "strides", len(spatial))
     dilations = _ints(op, "dilations", len(spatial))
     element = ir.RankedTensorType(init.type).element_type
-    rank = len(out_shape)
+    loops = _loop_dims(out_shape, source_shape, spatial)
+    rank = len(loops)
     with ir.InsertionPoint(op), op.location:
         sizes = [tensor.DimOp(init, arith.ConstantOp(ir.IndexType.get(), d).result).result
-                 if ir.ShapedType.is_dynamic_size(n) else n for d, n in enumerate(out_shape)]
+                 if ir.ShapedType.is_dynamic_size(out_shape[d]) else out_shape[d] for d in loops]
         empty = tensor.EmptyOp(sizes, element).result
         identity = ir.AffineMapAttr.get(ir.AffineMap.get_identity(rank))
         parallel = ir.Attribute.parse("#linalg.iterator_type<parallel>")
-        generic = linalg.GenericOp([init.type], [], [empty], ir.ArrayAttr.get([identity]),
+        generic = linalg.GenericOp([empty.type], [], [empty], ir.ArrayAttr.get([identity]),
                                    ir.ArrayAttr.get([parallel] * rank))
         body = generic.regions[0].blocks.append(element)
     with ir.InsertionPoint(body), op.location:
@@ -132,7 +174,9 @@ def _rewrite(op, combine, spatial) -> bool:
                 const[v] = arith.ConstantOp(index, v).result
             return const[v]
 
-        point = [linalg.IndexOp(ir.IntegerAttr.get(ir.IntegerType.get_signless(64), d)).result for d in range(rank)]
+        point = [c(0)] * len(out_shape)  # a dropped unit dim is 0
+        for k, d in enumerate(loops):
+            point[d] = linalg.IndexOp(ir.IntegerAttr.get(ir.IntegerType.get_signless(64), k)).result
         acc = arith.ConstantOp(element, start).result
         pad = None if pad_value is None else acc if pad_value == start else arith.ConstantOp(element, pad_value).result
         for offsets in itertools.product(*(range(n) for n in window_shape)):
@@ -158,8 +202,13 @@ def _rewrite(op, combine, spatial) -> bool:
             else:
                 acc = arith.MaxSIOp(acc, v).result
         linalg.YieldOp([acc])
-    op.results[0].replace_all_uses_with(generic.results[0])
+    result = generic.results[0]
+    if rank < len(out_shape):
+        with ir.InsertionPoint(op), op.location:
+            result = tensor.ExpandShapeOp(init.type, result, _unit_groups(out_shape, loops), [], out_shape).result
+    op.results[0].replace_all_uses_with(result)
     op.erase()
+    _fold_squeezes(result, generic.results[0])
     if x != source and not list(x.uses):
         x.owner.erase()  # the pad
     return True
