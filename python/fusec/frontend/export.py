@@ -128,7 +128,8 @@ def _export(module, spec, upcast_low_precision):
 def _math_attention():
     """scaled_dot_product_attention traced as its math (matmuls and a softmax, which fusec imports):
     on CUDA tensors the export would otherwise record the efficient or flash kernel's op, which
-    torch-mlir does not import."""
+    torch-mlir does not import. torch 2.11 records them even so; the import decomposes them into the
+    same math (attention_math.py)."""
     from torch.nn.attention import SDPBackend, sdpa_kernel
     return sdpa_kernel([SDPBackend.MATH])
 
