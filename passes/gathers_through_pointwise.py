@@ -115,10 +115,6 @@ def _pull(extract, producer) -> int:
     return cloned
 
 
-def _loop_dims(op) -> int:
-    return len(ir.RankedTensorType(op.results[0].type).shape)
-
-
 def _pulled_reads(op):
     """The body's extracts a producer could be pulled into (at data-dependent or non-affine
     indices), grouped by that producer, in body order."""
@@ -128,8 +124,8 @@ def _pulled_reads(op):
         if inner.name != "tensor.extract":
             continue
         indices = list(inner.operands)[1:]
-        if not any(depends_on_data(v, body) or affine_of(v, op.operation) is None for v in indices) \
-                and not (indices and strided_innermost(affine_of(indices[-1], op.operation), _loop_dims(op))):
+        strided = indices and strided_innermost(affine_of(indices[-1], op.operation), indexing_maps(op)[-1].n_dims)
+        if not strided and not any(depends_on_data(v, body) or affine_of(v, op.operation) is None for v in indices):
             continue  # at affine positions: an index map instead (--fusec-extracts-to-index-maps)
         producer = _pullable(inner.operands[0])
         if producer is None:

@@ -215,7 +215,7 @@ class Kernel:
                                  [*indices[:-1], self.lane_starts[last]],
                                  alignment=min(16, lanes * element_bytes(element)) if aligned
                                  else element_bytes(element)).result
-        strided = strided_load(self, buffer, indices, lanes)  # a pooling window's columns
+        strided = None if _is_bool(element) else strided_load(self, buffer, indices, lanes)  # a pooling window
         if strided is not None:
             return strided
         elements = []

@@ -21,7 +21,8 @@ two selects per lane pick those. Without a clamp the lanes' columns are in the r
 read out of bounds already), so are their aligned chunks.
 
 Anything else (a dynamic width, a width or start that is not a multiple of L, a row index that
-varies over the lanes, bools, a stride above 4) keeps the load per lane.
+varies over the lanes, a stride above 4; bools, which the caller reads a byte at a time) keeps the
+load per lane.
 """
 
 from __future__ import annotations
@@ -75,8 +76,7 @@ def strided_load(kernel, buffer, indices, lanes: int):
     shape = ir.MemRefType(buffer.type).shape
     element = ir.MemRefType(buffer.type).element_type
     width = shape[-1] if shape else -1
-    if not indices or any(isinstance(v.type, ir.VectorType) for v in indices[:-1]) or width <= 0 \
-            or width % lanes or (isinstance(element, ir.IntegerType) and ir.IntegerType(element).width == 1):
+    if not indices or any(isinstance(v.type, ir.VectorType) for v in indices[:-1]) or width <= 0 or width % lanes:
         return None
     x, low, high = _clamped(indices[-1])
     if low is not None and (low, high) != (0, width - 1):
