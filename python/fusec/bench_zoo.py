@@ -3,8 +3,8 @@
 Each entry is one zoo model (fusec.zoo.models, real widths, 2 layers or stages, random weights) in
 bfloat16 inference at one input shape: `prefill` (4 x 512 tokens; BERT and T5 8 x 256; 8 images of
 224 x 224) or `decode` (one forward of 1 x 1 token, no KV cache: the latency case, where the host
-decides). Every implementation runs in the same process, one after another, each compiled fresh
-(`torch._dynamo.reset()`) with `dynamic=False`:
+decides). Every implementation is compiled in the same process (`dynamic=False`; dynamo keeps one
+cache entry per backend, each found by its backend first) and all of them are then timed in turns:
 
     eager         the model as it is
     inductor      torch.compile(model)
@@ -12,11 +12,17 @@ decides). Every implementation runs in the same process, one after another, each
     fusec         torch.compile(model, backend="fusec")
     fusec-graphs  torch.compile(model, backend="fusec", options={"cuda_graphs": True})
 
+Timing in turns: the host time of a forward drifts on a shared machine (the same fusec GPT-2 forward
+took 1490 to 2000 µs in four runs within two minutes on the H100, 2026-12-06), so implementations
+timed one after another were compared across that drift (fusec-graphs at 0.84x Inductor
+reduce-overhead that way, 1.05x timed in turns). `ROUNDS` rounds each time every implementation.
+
 What each row holds:
-- `us`: µs per forward, the median of `repeat` forwards, each started from an idle GPU
-  (synchronize, CUDA event, forward, CUDA event): what a caller waits for, host work included;
-- `host_us`: CPU µs to issue one forward (20 issued back to back, timed before the synchronize; where
-  the GPU is the slower, a full launch queue makes the host wait too, and this is an upper bound);
+- `us`: µs per forward, the median of `repeat` forwards (spread over the rounds), each started from an
+  idle GPU (synchronize, CUDA event, forward, CUDA event): what a caller waits for, host work included;
+- `host_us`: CPU µs to issue one forward (the median over the rounds of 20 forwards issued back to
+  back, timed before the synchronize; where the GPU is the slower, a full launch queue makes the
+  host wait too, and this is an upper bound);
 - `gpu`: GPU µs per forward by kind of kernel, from torch.profiler over 5 forwards: `fusec` (fusec's
   kernels), `triton` (Inductor's), `gemm` (cuBLAS, CUTLASS), `attention` (flash / memory-efficient
   attention), `other` (PyTorch's own kernels: copies, elementwise, reductions), and `kernels`, the
@@ -90,7 +96,6 @@ def _build(entry: Entry):
 
 
 def _compiled(model, implementation: str):
-    torch._dynamo.reset()
     if implementation == "eager":
         return model
     if implementation.startswith("inductor"):
@@ -108,6 +113,11 @@ def _logits(out) -> torch.Tensor:
 
 def latency_us(forward, repeat: int) -> float:
     """Median µs of one forward from an idle GPU, host work included."""
+    return statistics.median(latency_samples(forward, repeat))
+
+
+def latency_samples(forward, repeat: int) -> list[float]:
+    """µs of each of `repeat` forwards, each from an idle GPU, host work included."""
     events = []
     for _ in range(repeat):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -117,7 +127,7 @@ def latency_us(forward, repeat: int) -> float:
         end.record()
         events.append((start, end))
     torch.cuda.synchronize()
-    return statistics.median(s.elapsed_time(e) for s, e in events) * 1e3
+    return [s.elapsed_time(e) * 1e3 for s, e in events]
 
 
 def host_us(forward, calls: int = 20) -> float:
@@ -172,9 +182,14 @@ def _reports() -> list:
     return tb.reports
 
 
+ROUNDS = 5
+
+
 def run_entry(entry: Entry, implementations=IMPLEMENTATIONS, repeat: int = 50, warmup: int = 5) -> list[dict]:
-    """One row per implementation of `entry` (a row whose implementation failed holds `error_text`)."""
-    rows = []
+    """One row per implementation of `entry` (a row whose implementation failed holds `error_text`).
+    All are compiled first, then timed in `ROUNDS` alternating rounds."""
+    rows, ready = [], {}
+    torch._dynamo.reset()
     model, inputs = _build(entry)
     with torch.no_grad():
         want = _logits(model(**inputs)).float()
@@ -187,20 +202,43 @@ def run_entry(entry: Entry, implementations=IMPLEMENTATIONS, repeat: int = 50, w
                 got = _logits(fn(**inputs)).float()
                 row["compile_s"] = round(time.perf_counter() - t0, 1)
                 row["error"] = relative_error(got, want, rms=True)
+                del got
                 for _ in range(warmup):
                     fn(**inputs)
-                forward = lambda: fn(**inputs)  # noqa: E731
-                row["us"] = round(latency_us(forward, repeat), 1)
-                row["host_us"] = round(host_us(forward), 1)
-                row["gpu"] = gpu_breakdown(forward)
                 if implementation.startswith("fusec"):
                     row["fusec"] = _fusec_counts(_reports()[first:])
+                ready[implementation] = (row, lambda fn=fn: fn(**inputs))
             except Exception as err:  # noqa: BLE001 (a failure is a row of the table, not the end of the run)
-                row["error_text"] = f"{type(err).__name__}: {str(err).strip().splitlines()[0][:300] if str(err) else ''}"
-                row["traceback"] = traceback.format_exc(limit=4)
+                _failed(row, err)
             rows.append(row)
+        latencies = {name: [] for name in ready}
+        hosts = {name: [] for name in ready}
+        for _ in range(ROUNDS):
+            for name, (row, forward) in ready.items():
+                if "error_text" in row:
+                    continue
+                try:
+                    latencies[name] += latency_samples(forward, max(1, -(-repeat // ROUNDS)))
+                    hosts[name].append(host_us(forward))
+                except Exception as err:  # noqa: BLE001
+                    _failed(row, err)
+        for name, (row, forward) in ready.items():
+            if "error_text" in row:
+                continue
+            row["us"] = round(statistics.median(latencies[name]), 1)
+            row["host_us"] = round(statistics.median(hosts[name]), 1)
+            try:
+                row["gpu"] = gpu_breakdown(forward)
+            except Exception as err:  # noqa: BLE001
+                _failed(row, err)
+    ready.clear()
     torch._dynamo.reset()
     return rows
+
+
+def _failed(row: dict, err: BaseException) -> None:
+    row["error_text"] = f"{type(err).__name__}: {str(err).strip().splitlines()[0][:300] if str(err) else ''}"
+    row["traceback"] = traceback.format_exc(limit=4)
 
 
 def _fusec_counts(reports) -> dict:
