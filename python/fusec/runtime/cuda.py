@@ -8,7 +8,6 @@ cuda-python then packs nothing), on the stream read once per call.
 
 from __future__ import annotations
 
-import contextlib
 
 import torch
 from cuda.bindings import driver
@@ -51,9 +50,11 @@ class CudaExecutable(Executable):
                                for name in manifest["kernels"]}
 
     def _launching(self):
-        # Switching devices costs microseconds: only when another device is current.
-        if torch.cuda.current_device() == self._index:
-            return contextlib.nullcontext()
+        # Switching devices costs microseconds: only when another device is current (asked of
+        # torch._C, without torch.cuda.current_device()'s lazy-initialization check: the module
+        # loaded means CUDA is initialized).
+        if torch._C._cuda_getDevice() == self._index:
+            return None
         return torch.cuda.device(self.device)
 
     def _call_context(self):

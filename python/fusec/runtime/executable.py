@@ -22,7 +22,6 @@ the packed arguments (a lock: two threads calling the same region would otherwis
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import math
 import threading
@@ -178,8 +177,12 @@ class Executable:
         if self.poison:
             for t in storage[len(plan.inputs):]:
                 t.fill_(float("nan") if t.dtype.is_floating_point else -1)
-        with self._launching():
+        switch = self._launching()
+        if switch is None:
             self._run(plan.steps, storage, symbols)
+        else:
+            with switch:
+                self._run(plan.steps, storage, symbols)
         outs = []
         for slot, shape, copy in plan.outputs:
             t = storage[slot]
@@ -201,8 +204,9 @@ class Executable:
                     storage[step[0]].copy_(storage[step[1]])
 
     def _launching(self):
-        """A context around the steps of one call (the CUDA target makes its device current)."""
-        return contextlib.nullcontext()
+        """A context around the steps of one call (the CUDA target makes its device current), or
+        None where none is needed."""
+        return None
 
     def _call_context(self):
         """What every launch of one call shares (the CUDA target: the current stream)."""

@@ -171,11 +171,24 @@ def restrided(fn, gm: torch.fx.GraphModule, layouts: list[OutputLayout], input_d
             return torch.empty_strided(t.shape, layout.strides, dtype=t.dtype, device=t.device).copy_(t)
         return t
 
+    fixes = None  # the outputs that need `fix`, as (index, layout): learned at the first call
+
     def call(*args):
+        nonlocal fixes
         if any(isinstance(a, torch.Tensor) and a.dtype != d for a, d in zip(args, wanted)):
             args = tuple(a.to(d) if isinstance(a, torch.Tensor) and a.dtype != d else a for a, d in zip(args, wanted))
         outs = fn(*args)
-        outs = tuple(fix(t, layout) for t, layout in zip(outs if isinstance(outs, tuple) else (outs,), layouts))
+        if not isinstance(outs, tuple):
+            outs = (outs,)
+        if fixes is None:  # the runtime's output dtypes and layouts are the same at every call
+            fixes = [(i, layout) for i, (t, layout) in enumerate(zip(outs, layouts))
+                     if layout.written or layout.order or layout.strides
+                     or (layout.dtype is not None and t.dtype != layout.dtype)]
+        if fixes:
+            outs = list(outs)
+            for i, layout in fixes:
+                outs[i] = fix(outs[i], layout)
+            outs = tuple(outs)
         return outs if as_tuple else outs[0]
 
     return call
