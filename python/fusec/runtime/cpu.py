@@ -43,6 +43,8 @@ class CpuExecutable(Executable):
                 raise FusecError(f"kernel {name} is not in the cpu target's module")
             self._functions[name] = _PACKED(address)
 
+    _empty = staticmethod(torch._C._dynamo.guards._empty_strided_cpu)
+
     def _function(self, name: str):
         return self._functions[name]
 

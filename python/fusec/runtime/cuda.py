@@ -49,6 +49,8 @@ class CudaExecutable(Executable):
                                             f"cuModuleGetFunction({name})")
                                for name in manifest["kernels"]}
 
+    _empty = staticmethod(torch._C._dynamo.guards._empty_strided_cuda)  # on the current device
+
     def _launching(self):
         # Switching devices costs microseconds: only when another device is current (asked of
         # torch._C, without torch.cuda.current_device()'s lazy-initialization check: the module

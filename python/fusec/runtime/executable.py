@@ -90,6 +90,9 @@ class _Plan:
         self.inputs = [(torch.Size(spec["shape"]) if not self.dynamic else None, getattr(torch, spec["dtype"]))
                        for spec in manifest["inputs"]]
         self.buffers = [(tuple(buf["shape"]), getattr(torch, buf["dtype"])) for buf in manifest["buffers"]]
+        # static shapes: (shape, contiguous strides, dtype) for the target's fast allocator
+        self.strided_buffers = [] if self.dynamic else [(shape, _contiguous_strides(shape), dtype)
+                                                        for shape, dtype in self.buffers]
         self.steps = []
         for step in manifest["steps"]:
             if step["op"] == "launch":
@@ -168,16 +171,20 @@ class Executable:
         if storage is None:
             storage = self.check_inputs(tensors, symbols)
         device = self.device
+        switch = self._launching()
+        empty = self._empty if switch is None else None
         if plan.dynamic:
             for shape, dtype in plan.buffers:
                 storage.append(torch.empty([evaluate(d, symbols) for d in shape], dtype=dtype, device=device))
+        elif empty is not None:
+            for shape, strides, dtype in plan.strided_buffers:
+                storage.append(empty(shape, strides, dtype))
         else:
             for shape, dtype in plan.buffers:
                 storage.append(torch.empty(shape, dtype=dtype, device=device))
         if self.poison:
             for t in storage[len(plan.inputs):]:
                 t.fill_(float("nan") if t.dtype.is_floating_point else -1)
-        switch = self._launching()
         if switch is None:
             self._run(plan.steps, storage, symbols)
         else:
@@ -208,6 +215,11 @@ class Executable:
         None where none is needed."""
         return None
 
+    # The target's allocator of a buffer, `empty(shape, strides, dtype)` on the current device, or
+    # None (torch.empty). Inductor's generated code allocates with these too: they skip
+    # torch.empty's argument parsing (~0.7 µs where torch.empty takes ~2.2 on the CPU).
+    _empty = None
+
     def _call_context(self):
         """What every launch of one call shares (the CUDA target: the current stream)."""
         return None
@@ -219,6 +231,14 @@ class Executable:
     def _launch(self, launch: PreparedLaunch, context) -> None:
         """Launch one kernel whose arguments `launch` holds packed."""
         raise NotImplementedError
+
+
+def _contiguous_strides(shape) -> tuple:
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
 
 
 def _expected_shape(shape: list, given: list, symbols: dict) -> list:
