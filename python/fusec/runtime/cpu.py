@@ -23,6 +23,10 @@ __all__ = ["CpuExecutable"]
 _PACKED = ctypes.CFUNCTYPE(None, ctypes.c_void_p)  # ExecutionEngine's `_mlir_<name>(void **args)`
 
 
+# Inductor's allocator (None where this torch lacks it: torch.empty then)
+_STRIDED_EMPTY = getattr(torch._C._dynamo.guards, "_empty_strided_cpu", None)
+_STRIDED_EMPTY = staticmethod(_STRIDED_EMPTY) if _STRIDED_EMPTY is not None else None
+
 class CpuExecutable(Executable):
     """A JIT-compiled llvm-dialect module plus its manifest; call it with CPU tensors."""
 
@@ -43,7 +47,7 @@ class CpuExecutable(Executable):
                 raise FusecError(f"kernel {name} is not in the cpu target's module")
             self._functions[name] = _PACKED(address)
 
-    _empty = staticmethod(torch._C._dynamo.guards._empty_strided_cpu)
+    _empty = _STRIDED_EMPTY
 
     def _function(self, name: str):
         return self._functions[name]

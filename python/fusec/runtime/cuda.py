@@ -31,6 +31,10 @@ def _check(result, what: str):
     return rest[0] if len(rest) == 1 else rest
 
 
+# Inductor's allocator (None where this torch lacks it: torch.empty then)
+_STRIDED_EMPTY = getattr(torch._C._dynamo.guards, "_empty_strided_cuda", None)
+_STRIDED_EMPTY = staticmethod(_STRIDED_EMPTY) if _STRIDED_EMPTY is not None else None
+
 class CudaExecutable(Executable):
     """A loaded PTX module plus its manifest; call it with CUDA tensors."""
 
@@ -49,7 +53,7 @@ class CudaExecutable(Executable):
                                             f"cuModuleGetFunction({name})")
                                for name in manifest["kernels"]}
 
-    _empty = staticmethod(torch._C._dynamo.guards._empty_strided_cuda)  # on the current device
+    _empty = _STRIDED_EMPTY  # on the current device
 
     def _launching(self):
         # Switching devices costs microseconds: only when another device is current (asked of
