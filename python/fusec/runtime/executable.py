@@ -27,6 +27,7 @@ import math
 import threading
 
 import torch
+from torch._prims_common import make_contiguous_strides_for
 
 from ..diagnostics import FusecError
 from ..manifest import evaluate
@@ -91,7 +92,7 @@ class _Plan:
                        for spec in manifest["inputs"]]
         self.buffers = [(tuple(buf["shape"]), getattr(torch, buf["dtype"])) for buf in manifest["buffers"]]
         # static shapes: (shape, contiguous strides, dtype) for the target's fast allocator
-        self.strided_buffers = [] if self.dynamic else [(shape, _contiguous_strides(shape), dtype)
+        self.strided_buffers = [] if self.dynamic else [(shape, make_contiguous_strides_for(shape), dtype)
                                                         for shape, dtype in self.buffers]
         self.steps = []
         for step in manifest["steps"]:
@@ -231,14 +232,6 @@ class Executable:
     def _launch(self, launch: PreparedLaunch, context) -> None:
         """Launch one kernel whose arguments `launch` holds packed."""
         raise NotImplementedError
-
-
-def _contiguous_strides(shape) -> tuple:
-    strides, step = [], 1
-    for n in reversed(shape):
-        strides.append(step)
-        step *= max(n, 1)
-    return tuple(reversed(strides))
 
 
 def _expected_shape(shape: list, given: list, symbols: dict) -> list:

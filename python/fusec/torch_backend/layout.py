@@ -41,6 +41,7 @@ import dataclasses
 import math
 
 import torch
+from torch._prims_common import make_contiguous_strides_for
 
 try:  # torch 2.13 and later
     from torch.fx.experimental.symbolic_shapes import optimization_hint as _size_hint
@@ -77,11 +78,7 @@ def _hint(d) -> int:
 
 
 def _contiguous_strides(shape) -> list[int]:
-    strides, step = [], 1
-    for n in reversed(shape):
-        strides.append(step)
-        step *= max(n, 1)
-    return strides[::-1]
+    return list(make_contiguous_strides_for(shape))
 
 
 def layout_of(name: str, val: torch.Tensor) -> OutputLayout:
