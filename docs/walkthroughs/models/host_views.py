@@ -3,10 +3,11 @@
     python docs/walkthroughs/models/host_views.py
 
 A GPT-2-like attention block (a fused qkv projection split into heads, attention, the heads merged
-back, an output projection) compiled on the CPU twice: with the backend's views as ATen ops
-(`fast_views=False`) and as aliases of their traced layout (the default). Prints what the graph's
-generated code calls in each case, and the lines of the default one between the attention and the
-output projection.
+back, an output projection) compiled on the CPU twice: with the ops left to PyTorch called as ATen
+ops (`fast_views=False, fast_calls=False`), and as the backend calls them by default (views as
+aliases of their traced layout, matmuls and attention through their Python bindings). Prints what
+the graph's generated code calls in each case, and the lines of the default one from the attention
+on.
 """
 
 import collections
@@ -52,6 +53,8 @@ def calls(gm) -> collections.Counter:
             kinds["fast view (an alias)"] += 1
         elif isinstance(node.target, torch._ops.OpOverload):
             kinds[f"ATen {node.target.overloadpacket.__name__}"] += 1
+        elif getattr(torch._C._VariableFunctions, name, None) is node.target:
+            kinds[f"torch.{name}"] += 1
         elif name != "getitem":
             kinds["fusec region"] += 1
     return kinds
@@ -61,7 +64,7 @@ backend._partition_and_compile = keep_graph
 torch.manual_seed(0)
 model, x = Attention().eval(), torch.randn(2, 16, 64)
 with torch.no_grad():
-    for options in ({"fast_views": False}, {}):
+    for options in ({"fast_views": False, "fast_calls": False}, {}):
         torch._dynamo.reset()
         out = torch.compile(model, backend="fusec", options=options)(x)
         assert torch.allclose(out, model(x), atol=1e-5)

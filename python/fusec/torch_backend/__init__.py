@@ -13,7 +13,8 @@ What happens to each graph dynamo captures:
    operands of a matmul cuBLAS would run on a slow fallback (odd sizes); `partition.py` splits it
    by `support.py`'s op table: pointwise ops, reductions, norms and softmax form fusec regions;
    matmuls, attention and anything unlisted run in PyTorch; the views between them are made as
-   aliases of their traced layout (`fast_views.py`: ~1 µs of host time each instead of ~3.5);
+   aliases of their traced layout (`fast_views.py`: ~1 µs of host time each instead of ~3.5), and its
+   matmuls and attention are called through PyTorch's Python bindings (`fast_calls.py`);
 3. each region is compiled by `fusec.compile` for its tensors' device (`target="cpu"` for CPU
    tensors, the GPU's architecture for CUDA tensors), through the compile cache (`fusec.cache`),
    and its submodule is replaced by the compiled kernels; a region fusec fails on stays in PyTorch,
@@ -31,7 +32,8 @@ FUSEC_EXPLAIN=1), `cuda_graphs` (False), `cache` (True: use the disk cache), `ca
 (True: matmuls whose sizes make cuBLAS fall back are padded where that is faster, `pad_matmuls.py`),
 `check_regions` (False: each region's outputs checked at its calls against its FX graph in float64,
 and against eager's, `region_check.py`), `fast_views` (True: the views left to PyTorch are made as
-aliases of their traced layout, `fast_views.py`), and the
+aliases of their traced layout, `fast_views.py`), `fast_calls` (True: the matmuls, `cat` and attention
+left to PyTorch are called through their Python bindings, `fast_calls.py`), and the
 fields of `fusec.CompileOptions` except `target` (arch, fusion, threads_per_block, ...).
 Environment: FUSEC_COMPILE_IN_PROCESS=1 (compile in this process, unisolated: for debugging),
 FUSEC_COMPILE_WORKERS=N (the worker pool's size).
@@ -53,7 +55,7 @@ from ..cache import CompileCache
 from ..diagnostics import FusecError
 from ..options import CompileOptions
 from .cudagraph import CudaGraphRunner, static_input_indices
-from . import fast_views, graph_cleanup, hoist_constants, kernel, pad_matmuls, region_check, workers
+from . import fast_calls, fast_views, graph_cleanup, hoist_constants, kernel, pad_matmuls, region_check, workers
 from .decompositions import decompositions
 from . import partition  # (its functions called through the module: tests replace them)
 from .report import Report, explain_enabled
@@ -62,7 +64,8 @@ from .support import op_name
 __all__ = ["BACKEND_OPTIONS", "fusec_backend", "reports", "stats"]
 
 BACKEND_OPTIONS = {"explain": None, "cuda_graphs": False, "cache": True, "cache_dir": None, "pad_matmuls": True,
-                   "check_regions": False, "fast_views": True}
+                   "check_regions": False, "fast_views": True,
+                   "fast_calls": True}
 reports: list = []  # one Report per graph compiled in this process, in order
 stats: collections.Counter = collections.Counter()  # regions by status: compiled, cache, memory, pytorch
 _memory: dict = {}  # cache key -> CompiledModel, for graphs compiled again in this process
@@ -139,6 +142,8 @@ def _partition_and_compile(fw_gm, graph_id, backend_options, compile_options):
             partition.replace_region(part.graph_module, name, call)
     if backend_options.get("fast_views", True):
         fast_views.make_views_fast(part.graph_module)
+    if backend_options.get("fast_calls", True):
+        fast_calls.make_calls_fast(part.graph_module)
     report = Report(graph_id, part.n_ops, results, part.pytorch_ops, padded_matmuls=padded, region_checks=checks,
                     constants=constants)
     fn = part.graph_module.forward
