@@ -3,8 +3,8 @@
     python bench/backend_ab.py gpt2/prefill/4x512 --b fusec:fast_views=False
     python bench/backend_ab.py gpt2/prefill/4x512 --a fusec:cuda_graphs=True --b inductor-ro
 
-A version is `fusec` with backend options after a colon (`fusec:cuda_graphs=True,fast_views=False`),
-`inductor`, `inductor-ro` (mode="reduce-overhead") or `eager`.
+A version is an implementation of `fusec bench --models` (eager, inductor, inductor-ro, fusec,
+fusec-graphs), a fusec one with backend options after a colon (`fusec:cuda_graphs=True,fast_views=False`).
 
 The host time of a forward is noisy on a shared machine (the same GPT-2 forward measured 1490-2000 µs
 in four runs of `fusec bench --models` within two minutes on the H100), so two versions timed in
@@ -23,11 +23,11 @@ from __future__ import annotations
 import argparse
 import ast
 import statistics
-import time
 
 import torch
 
-from fusec.bench_zoo import ENTRIES, _build, latency_us
+from fusec.bench_zoo import ENTRIES, _build, _compiled, _logits, host_us, latency_us
+from fusec.numerics import relative_error
 
 
 def options(text: str) -> dict:
@@ -40,24 +40,8 @@ def options(text: str) -> dict:
 
 
 def compiled(model, version: str):
-    kind, _, opts = version.partition(":")
-    if kind == "fusec":
-        return torch.compile(model, backend="fusec", options=options(opts), dynamic=False)
-    if kind in ("inductor", "inductor-ro"):
-        return torch.compile(model, mode="reduce-overhead" if kind == "inductor-ro" else None, dynamic=False)
-    if kind == "eager":
-        return model
-    raise SystemExit(f"unknown version {version!r}: fusec[:options], inductor, inductor-ro or eager")
-
-
-def host_us(forward, calls: int) -> float:
-    torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    for _ in range(calls):
-        forward()
-    elapsed = time.perf_counter() - t0
-    torch.cuda.synchronize()
-    return elapsed / calls * 1e6
+    implementation, _, opts = version.partition(":")
+    return _compiled(model, implementation, options(opts))
 
 
 def main() -> None:
@@ -76,9 +60,7 @@ def main() -> None:
         versions_fn = {}
         for name, version in versions.items():
             fn = compiled(model, version)
-            got = fn(**inputs)
-            logits = [o["logits"] if hasattr(o, "keys") and "logits" in o else o[0] for o in (got, want)]
-            error = ((logits[0].float() - logits[1].float()).norm() / logits[1].float().norm()).item()
+            error = relative_error(_logits(fn(**inputs)).float(), _logits(want).float(), rms=True)
             for _ in range(5):
                 fn(**inputs)
             versions_fn[name] = fn

@@ -95,14 +95,18 @@ def _build(entry: Entry):
     return model, inputs
 
 
-def _compiled(model, implementation: str):
+def _compiled(model, implementation: str, options: dict | None = None):
+    """`model` as `implementation` runs it (one of IMPLEMENTATIONS); `options`: more fusec backend
+    options."""
     if implementation == "eager":
         return model
     if implementation.startswith("inductor"):
         mode = "reduce-overhead" if implementation == "inductor-ro" else None
         return torch.compile(model, mode=mode, dynamic=False)
-    options = {"cuda_graphs": True} if implementation == "fusec-graphs" else {}
-    return torch.compile(model, backend="fusec", options=options, dynamic=False)
+    if implementation not in ("fusec", "fusec-graphs"):
+        raise ValueError(f"unknown implementation {implementation!r}: one of {', '.join(IMPLEMENTATIONS)}")
+    graphs = {"cuda_graphs": True} if implementation == "fusec-graphs" else {}
+    return torch.compile(model, backend="fusec", options={**graphs, **(options or {})}, dynamic=False)
 
 
 def _logits(out) -> torch.Tensor:

@@ -16,16 +16,12 @@ from torch_mlir.execution_engine import ExecutionEngine
 from ..context import new_context
 from ..diagnostics import FusecError
 from ..mlir import ir
-from .executable import Executable
+from .executable import Executable, strided_allocator
 
 __all__ = ["CpuExecutable"]
 
 _PACKED = ctypes.CFUNCTYPE(None, ctypes.c_void_p)  # ExecutionEngine's `_mlir_<name>(void **args)`
 
-
-# Inductor's allocator (None where this torch lacks it: torch.empty then)
-_STRIDED_EMPTY = getattr(torch._C._dynamo.guards, "_empty_strided_cpu", None)
-_STRIDED_EMPTY = staticmethod(_STRIDED_EMPTY) if _STRIDED_EMPTY is not None else None
 
 class CpuExecutable(Executable):
     """A JIT-compiled llvm-dialect module plus its manifest; call it with CPU tensors."""
@@ -47,7 +43,7 @@ class CpuExecutable(Executable):
                 raise FusecError(f"kernel {name} is not in the cpu target's module")
             self._functions[name] = _PACKED(address)
 
-    _empty = _STRIDED_EMPTY
+    _empty = strided_allocator("_empty_strided_cpu")
 
     def _function(self, name: str):
         return self._functions[name]

@@ -13,7 +13,7 @@ import torch
 from cuda.bindings import driver
 
 from ..diagnostics import FusecError
-from .executable import Executable
+from .executable import Executable, strided_allocator
 
 __all__ = ["cuda_available", "CudaExecutable"]
 
@@ -30,10 +30,6 @@ def _check(result, what: str):
                          f"{text.decode() if isinstance(text, bytes) else text}")
     return rest[0] if len(rest) == 1 else rest
 
-
-# Inductor's allocator (None where this torch lacks it: torch.empty then)
-_STRIDED_EMPTY = getattr(torch._C._dynamo.guards, "_empty_strided_cuda", None)
-_STRIDED_EMPTY = staticmethod(_STRIDED_EMPTY) if _STRIDED_EMPTY is not None else None
 
 class CudaExecutable(Executable):
     """A loaded PTX module plus its manifest; call it with CUDA tensors."""
@@ -53,7 +49,7 @@ class CudaExecutable(Executable):
                                             f"cuModuleGetFunction({name})")
                                for name in manifest["kernels"]}
 
-    _empty = _STRIDED_EMPTY  # on the current device
+    _empty = strided_allocator("_empty_strided_cuda")  # on the current device
 
     def _launching(self):
         # Switching devices costs microseconds: only when another device is current (asked of
