@@ -155,11 +155,16 @@ def _partition_and_compile(fw_gm, graph_id, backend_options, compile_options):
 
 def _compile_regions(part, compile_options: dict, cache) -> list:
     """Each region's RegionResult, compiled by the compile workers in parallel (FUSEC_COMPILE_IN_PROCESS=1:
-    one after another in this process)."""
+    one after another in this process). What each needs from its fake tensors is read here first, one
+    region after another (prepared_region.py says why)."""
+    preps = {name: kernel.prepare_region(getattr(part.graph_module, name), compile_options,
+                                         per_shape=name in part.per_shape) for name in part.regions}
+
     def one(name, compiler):
         make = kernel.per_shape_region if name in part.per_shape else \
             lambda *args, **kw: kernel.compile_region(*args, **kw, run=False)
-        return make(name, getattr(part.graph_module, name), compile_options, cache, _memory, compiler=compiler)
+        return make(name, getattr(part.graph_module, name), compile_options, cache, _memory, compiler=compiler,
+                    prepared=preps[name])
 
     if workers.in_process() or not part.regions:
         return [one(name, kernel.compile_graph) for name in part.regions]

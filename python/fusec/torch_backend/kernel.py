@@ -26,14 +26,14 @@ from torch._subclasses.fake_tensor import unset_fake_temporarily
 from .. import api
 from ..cache import cache_key
 from ..diagnostics import FusecError
-from ..options import MIN_PTX, CompileOptions
-from .flatten_rows import FlatRegion, flatten_region
-from .layout import output_layouts, restrided, written_in_order
+from ..options import CompileOptions
+from .layout import restrided
 from .per_shape import PerShapeRegion
+from .prepared_region import PreparedRegion, prepare_region
 from .support import op_name
 
 __all__ = ["NO_KERNEL", "RegionCrashed", "RegionResult", "WorkerError", "compile_graph", "compile_region", "graph_text",
-           "per_shape_region", "try_run"]
+           "per_shape_region", "prepare_region", "try_run"]
 
 
 class RegionCrashed(FusecError):
@@ -82,26 +82,6 @@ def graph_text(gm: torch.fx.GraphModule) -> str:
     return "\n".join(lines)
 
 
-def _input_signature(gm) -> list:
-    """[(shape, dtype, device)] of the region's inputs, each symbolic dim as its name (rows0, rows1,
-    ... by first appearance), or a FusecError saying why it has none."""
-    sig, symbols = [], {}
-    for node in gm.graph.find_nodes(op="placeholder"):
-        val = node.meta.get("val")
-        if not isinstance(val, torch.Tensor):
-            raise FusecError(f"input {node.name} is {type(val).__name__}, not a tensor")
-        shape = [d if isinstance(d, int) else symbols.setdefault(str(d), f"rows{len(symbols)}") for d in val.shape]
-        sig.append((shape, str(val.dtype).removeprefix("torch."), val.device))
-    return sig
-
-
-def _flat_signature(sig, flat: FlatRegion) -> list:
-    """The signature of the flattened region: a prefixed input's leading dims are one, `rows0`."""
-    k = len(flat.prefix)
-    return [((["rows0", *shape[k:]] if prefixed else shape), dtype, device)
-            for (shape, dtype, device), prefixed in zip(sig, flat.inputs)]
-
-
 # The size a symbolic dim 0 gets in the example inputs (compile and first run). Dynamo makes a dim
 # symbolic only from 2 on (0 and 1 are specialized), so any size from 2 stands for all of them.
 EXAMPLE_ROWS = 8
@@ -122,21 +102,6 @@ def _dynamic_shapes(sig):
     return tuple({0: dims[shape[0]]} if shape and isinstance(shape[0], str) else None for shape, _, _ in sig)
 
 
-def _target(sig) -> tuple[str, torch.device]:
-    """The region's target and device. A 0-dim CPU tensor beside CUDA tensors (a Python float that
-    dynamo passes as a tensor, as PyTorch allows one in any CUDA op) counts as a scalar: the call
-    moves it to the GPU (`_cpu_scalars`)."""
-    if not sig:
-        raise FusecError("the region has no tensor inputs")
-    devices = {d for shape, _, d in sig if shape or d.type != "cpu"} or {d for _, _, d in sig}
-    if len(devices) != 1:
-        raise FusecError(f"inputs on several devices ({', '.join(sorted(map(str, devices)))})")
-    device = devices.pop()
-    if device.type not in ("cpu", "cuda"):
-        raise FusecError(f"inputs on {device}: fusec runs on cpu and cuda")
-    return device.type, device
-
-
 def _cpu_scalars(fn, sig, device):
     """`fn` with its 0-dim CPU inputs moved to `device` first (a region on the CPU: `fn` itself)."""
     moved = [i for i, (shape, _, d) in enumerate(sig) if d != device]
@@ -150,17 +115,6 @@ def _cpu_scalars(fn, sig, device):
         return fn(*args)
 
     return call
-
-
-def _cuda_options(device, options: dict) -> dict:
-    """The GPU's architecture (unless `arch` is given) and the PTX version that architecture needs."""
-    if "arch" not in options:
-        major, minor = torch.cuda.get_device_capability(device)
-        options = {**options, "arch": f"sm_{major}{minor}"}
-    need = MIN_PTX.get(options["arch"], 0)
-    if "ptx_features" not in options and need > 80:
-        options = {**options, "ptx_features": f"+ptx{need}"}
-    return options
 
 
 def _on_cpu(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
@@ -193,35 +147,32 @@ def _compile(gm, sig, options: dict):
 
 
 def compile_region(name: str, gm: torch.fx.GraphModule, options: dict, cache, memory: dict,
-                   compiler=compile_graph, run: bool = True) -> RegionResult:
+                   compiler=compile_graph, run: bool = True, prepared: PreparedRegion | None = None) -> RegionResult:
     """Compile region `name` for its inputs' device, through the in-process and disk caches, with
     `compiler` (compile_graph, or a compile worker's), and run it once (`run`; else call try_run).
-    Never raises for the model's sake: a region fusec cannot take comes back with status 'pytorch'
-    and the reason."""
-    ops = _region_ops(gm)
-    result = RegionResult(name, ops)
-    start, flat = time.perf_counter(), None
+    `prepared`: what prepare_region read from its fake tensors (in the caller's thread). Never raises
+    for the model's sake: a region fusec cannot take comes back with status 'pytorch' and the reason."""
+    prep = prepared or prepare_region(gm, options)
+    result = RegionResult(name, prep.ops, target=prep.target)
+    start, layouts = time.perf_counter(), prep.layouts
     try:
-        sig = _input_signature(gm)
-        layouts = output_layouts(gm)
-        result.target, device = _target(sig)
-        opts = {**options, "target": result.target}
-        if result.target == "cuda":
-            opts = _cuda_options(device, opts)
-        flat = flatten_region(gm)  # a symbolic batch x sequence: compiled as one row count
-        if flat:
-            result.compiled, result.status = _lookup_or_compile(flat.gm, _flat_signature(sig, flat), opts, ops, cache,
-                                                                memory, device, compiler)
-        else:
-            result.compiled, result.status, layouts = _compile_in_order(gm, sig, layouts, opts, ops, cache, memory,
-                                                                        device, compiler)
+        if prep.error is not None:
+            raise prep.error
+        for i, (graph, sig, layouts) in enumerate(prep.candidates):
+            try:
+                result.compiled, result.status = _lookup_or_compile(graph, sig, prep.options, prep.ops, cache, memory,
+                                                                    prep.device, compiler)
+                break
+            except FusecError:  # the outputs written in order: fall back to the region as traced
+                if i == len(prep.candidates) - 1:
+                    raise
         result.kernels = list(result.compiled.manifest["kernels"])
         if not _launches(result.compiled):
             result.status, result.compiled, result.kernels, result.reason = "pytorch", None, [], NO_KERNEL
     except RegionCrashed as err:
         result.status, result.compiled = "pytorch", None
         result.reason = f"fusec crashed compiling it: {err.message}"
-        warnings.warn(f"fusec: {name} ({', '.join(ops)}) runs in PyTorch: {err.message}", stacklevel=2)
+        warnings.warn(f"fusec: {name} ({', '.join(prep.ops)}) runs in PyTorch: {err.message}", stacklevel=2)
     except FusecError as err:
         result.status, result.compiled = "pytorch", None
         where = f"{err.location}: " if err.location else ""
@@ -231,47 +182,31 @@ def compile_region(name: str, gm: torch.fx.GraphModule, options: dict, cache, me
         kind = getattr(err, "kind", type(err).__name__)
         result.reason = f"fusec failed on it (a fusec bug): {kind}: {_first_line(str(err))}"
     if result.compiled is not None:
-        fn = flat.call(result.compiled.__call__) if flat else result.compiled.__call__
-        fn = restrided(fn, gm, layouts, [getattr(torch, dtype) for _, dtype, _ in sig])
-        result.call = _cpu_scalars(fn, sig, device)
-        result.inputs = (sig, device)
+        fn = prep.flat.call(result.compiled.__call__) if prep.flat else result.compiled.__call__
+        fn = restrided(fn, gm, layouts, [getattr(torch, dtype) for _, dtype, _ in prep.sig])
+        result.call = _cpu_scalars(fn, prep.sig, prep.device)
+        result.inputs = (prep.sig, prep.device)
         if run:
             try_run(result)
     result.seconds = time.perf_counter() - start
     return result
 
 
-def _compile_in_order(gm, sig, layouts, opts, ops, cache, memory, device, compiler):
-    """(CompiledModel, how it was found, layouts): the region with its permuted outputs written in
-    their memory order (layout.py's `written_in_order`); where fusec cannot compile that, the region
-    as traced, its permuted outputs then copied at each call."""
-    ordered, ordered_layouts = written_in_order(gm, layouts)
-    if ordered is not gm:
-        try:
-            return (*_lookup_or_compile(ordered, sig, opts, ops, cache, memory, device, compiler), ordered_layouts)
-        except FusecError:
-            pass
-    return (*_lookup_or_compile(gm, sig, opts, ops, cache, memory, device, compiler), layouts)
-
-
 def per_shape_region(name: str, gm: torch.fx.GraphModule, options: dict, cache, memory: dict,
-                     compiler=compile_graph) -> RegionResult:
+                     compiler=compile_graph, prepared: PreparedRegion | None = None) -> RegionResult:
     """Region `name` compiled per input shape at its calls (per_shape.py): nothing is compiled now."""
-    ops = _region_ops(gm)
-    result = RegionResult(name, ops, status="per-shape")
-    try:
-        layouts = output_layouts(gm)
-        result.target, device = _target(_input_signature(gm))
-    except FusecError as err:
-        result.status, result.reason = "pytorch", f"fusec could not compile it: {_first_line(err.message)}"
+    prep = prepared or prepare_region(gm, options, per_shape=True)
+    result = RegionResult(name, prep.ops, target=prep.target, status="per-shape")
+    if isinstance(prep.error, FusecError):
+        result.status, result.reason = "pytorch", f"fusec could not compile it: {_first_line(prep.error.message)}"
         return result
-    opts = {**options, "target": result.target}
-    if result.target == "cuda":
-        opts = _cuda_options(device, opts)
+    if prep.error is not None:
+        raise prep.error
+    layouts, device = prep.layouts, prep.device
 
     def compile_shape(args):
         sig = [(list(a.shape), str(a.dtype).removeprefix("torch."), a.device) for a in args]
-        compiled, _ = _lookup_or_compile(gm, sig, opts, ops, cache, memory, device, compiler)
+        compiled, _ = _lookup_or_compile(gm, sig, prep.options, prep.ops, cache, memory, device, compiler)
         if not _launches(compiled):
             raise FusecError(NO_KERNEL)
         if not result.kernels:  # the report, read after the calls, names the first shape's kernels
@@ -286,10 +221,6 @@ def per_shape_region(name: str, gm: torch.fx.GraphModule, options: dict, cache, 
     call.region = region
     result.call = call
     return result
-
-
-def _region_ops(gm: torch.fx.GraphModule) -> list[str]:
-    return [op_name(n) for n in gm.graph.nodes if n.op == "call_function" and op_name(n) != "getitem"]
 
 
 def _launches(compiled) -> bool:
