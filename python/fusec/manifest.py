@@ -125,6 +125,7 @@ def extract_manifest(module, *, target: str = "cuda", artifact_key: str = "ptx",
         values[arg] = ("buffer", bname, shape)
 
     launches, steps, outputs = [], [], []
+    persistent = _persistent_kernels(module)
     for op in block.operations:
         opname = op.operation.name
         if opname == "arith.constant":
@@ -148,6 +149,8 @@ def extract_manifest(module, *, target: str = "cuda", artifact_key: str = "ptx",
             values[op.result] = ("view", src[1], shape, dtype)
         elif opname in ("gpu.launch_func", "func.call"):
             launch = (_launch if opname == "gpu.launch_func" else _call)(op.opview, values, where(op))
+            if launch["kernel"] in persistent:
+                launch["persistent_clusters"] = persistent[launch["kernel"]]
             launches.append(launch)
             steps.append({"op": "launch", **launch})
         elif opname == "memref.copy":
@@ -186,6 +189,27 @@ def extract_manifest(module, *, target: str = "cuda", artifact_key: str = "ptx",
         **({"symbols": used} if used else {}),
         **({"bounds": bounds} if (bounds := _row_bounds(func, used)) else {}),
     }
+
+
+def _persistent_kernels(module) -> dict:
+    """{kernel: blocks a cluster} of the kernels whose clusters loop over their rows (a loop marked
+    `fusec.persistent_clusters`, codegen/row_registers.py): the runtime may launch fewer clusters."""
+    found = {}
+
+    def visit(op, kernel):
+        for region in op.regions:
+            for block in region.blocks:
+                for inner in block.operations:
+                    if "fusec.persistent_clusters" in inner.attributes:
+                        found[kernel] = ir.IntegerAttr(inner.attributes["fusec.persistent_clusters"]).value
+                    visit(inner.operation, kernel)
+
+    for gpu_module in module.body.operations:
+        if gpu_module.operation.name == "gpu.module":
+            for func in gpu_module.regions[0].blocks[0].operations:
+                if func.operation.name == "gpu.func":
+                    visit(func.operation, ir.StringAttr(func.attributes["sym_name"]).value)
+    return found
 
 
 def _row_bounds(func, used: list[str]) -> dict:

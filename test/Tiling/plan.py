@@ -15,7 +15,8 @@ assert "fusec.mlir" not in sys.modules and "torch_mlir" not in sys.modules  # th
 
 def knobs(**changes):
     """The pass's knobs, spelled out here (the test's own values), with `changes`."""
-    values = dict(threads_per_block=256, row_registers=32, row_cluster=0, row_prefetch=True, row_unroll=4, vectors=0,
+    values = dict(threads_per_block=256, row_registers=32, row_cluster=0, row_persistent=False, row_prefetch=True, row_unroll=4,
+                  vectors=0,
                   read_only_cache="off", l2_evict_last=False, row_stash=False, one_barrier_rows=64,
                   one_round_variance=True, row_windows=True, rows_per_block=0)
     return Knobs(**{**values, **changes})
@@ -81,6 +82,12 @@ show("row_cluster_4", rows(4096, 65536), row_cluster=4)
 # 128256 bf16 (Llama 3's vocabulary): 16032 vectors of 8; 2 blocks would hold 64 a thread, 4 hold 32.
 # CHECK-NEXT: schedule=row_registers rows=1024 row_length=128256 threads=1024 lanes=8 cluster=4 vectors_per_thread=4
 show("row_cluster_bf16_vocabulary", rows(1024, 128256, width=2))
+# CHECK-LABEL: TEST: row_cluster_persistent
+# `row_persistent`: the same cluster, its blocks looping over rows; a row that fits one block is not split.
+# CHECK-NEXT: schedule=row_registers rows=1024 row_length=128256 threads=1024 lanes=8 cluster=4 persistent=True vectors_per_thread=4
+# CHECK-NEXT: schedule=row_registers rows=1024 row_length=4096 threads=256 lanes=4 vectors_per_thread=4 prefetch=True
+show("row_cluster_persistent", rows(1024, 128256, width=2), row_persistent=True)
+print(" ".join(f"{k}={v}" for k, v in plan(rows(1024, 4096), knobs(row_persistent=True)).record().items()))
 # CHECK-LABEL: TEST: row_cluster_odd
 # 50257 floats (GPT-2's vocabulary): no vectors; 2 blocks of 1024 threads, 25 each, the last masked.
 # CHECK-NEXT: schedule=row_registers rows=4096 row_length=50257 threads=1024 lanes=1 cluster=2 vectors_per_thread=25

@@ -94,6 +94,7 @@ class Plan:
     read_only_cache: str = "off"  # which inputs are read through the read-only data cache
     l2_evict_last: bool = False  # the row-sized inputs loaded with an L2 evict_last policy
     cluster: int = 1  # row_registers: blocks a row is split over (a thread-block cluster, `cluster`)
+    persistent: bool = False  # row_registers with a cluster: each cluster loops over rows (`row_persistent`)
     window: bool = False  # row schedules: an aligned body of vectors, the head and tail by elements (`windows`)
     rows_per_block: int = 1  # row_registers: rows a block takes, a warp each (`rows_per_block`)
 
@@ -122,6 +123,7 @@ class Plan:
         if self.schedule == "scan_columns":
             return out
         return {**out, **({"cluster": self.cluster} if self.cluster > 1 else {}),
+                **({"persistent": True} if self.persistent else {}),
                 **({"rows_per_block": self.rows_per_block} if self.rows_per_block > 1 else {}),
                 "vectors_per_thread": self.vectors_per_thread, "prefetch": self.prefetch,
                 **({"vectors_in_registers": self.vectors_in_registers} if self.hybrid else {}),
@@ -236,7 +238,7 @@ def _row_registers(facts: Facts, knobs: Knobs, lanes: int, variance: bool, windo
         threads, per_thread = row_threads(-(-n_vectors // c), facts.n_rows, knobs.vectors)
         held = per_thread
     return Plan("row_registers", threads, lanes, rows=facts.n_rows, row_length=facts.row_length, cluster=c,
-                window=window, rows_per_block=_rows_per_block(facts, knobs, threads, held < per_thread or c > 1),
+                persistent=c > 1 and knobs.row_persistent, window=window, rows_per_block=_rows_per_block(facts, knobs, threads, held < per_thread or c > 1),
                 vectors_per_thread=per_thread, vectors_in_registers=held,
                 prefetch=knobs.row_prefetch and _prefetch_fits(facts, lanes, per_thread, threads),
                 stash=knobs.row_stash and held < per_thread and threads > _WARP and not window,

@@ -19,7 +19,7 @@ there instead (`row_stash.stash`).
 from __future__ import annotations
 
 from fusec.mlir import ir
-from torch_mlir.dialects import arith, gpu
+from torch_mlir.dialects import arith, gpu, nvvm, scf
 
 from . import cluster, prefetch, row_stash, row_variance, windows
 from .combine import finish_reduction, merge_by, start_value
@@ -32,10 +32,8 @@ from .rows import fold, fold_edge, row_outputs, store_edge, store_row_values
 def build(plan, group):
     """The kernel of `group` as `plan` (a row_registers plan) says: (its gpu.launch, what only
     building tells for the schedule record: the stash's bytes)."""
-    lanes, threads, held, c = plan.lanes, plan.threads, plan.vectors_in_registers, plan.cluster
-    rows, cols = group.rows, group.cols
-    n_vectors = plan.n_vectors
-    blocks = count(group.source, rows)
+    threads, c = plan.threads, plan.cluster
+    blocks = count(group.source, group.rows)
     per_block = plan.rows_per_block  # rows a block takes, a warp each (the plan: a static count they divide)
     if c > 1:
         op = cluster.launch(arith.MulIOp(index(blocks), const(c)).result, threads, c)
@@ -43,79 +41,115 @@ def build(plan, group):
         op = launch(blocks if per_block == 1 else blocks // per_block, threads * per_block)
     body = op.regions[0].blocks[0]
     bx, tx = body.arguments[0], body.arguments[3]
-    kernel = Kernel(lanes)
+    kernel = Kernel(plan.lanes)
     with ir.InsertionPoint(body):
-        rank, row_index = cluster.rank_and_cluster(bx, c) if c > 1 else (None, bx)
-        if per_block > 1:  # warp w of block b takes row b * per_block + w; tx is then the thread's lane
-            row_index = arith.AddIOp(arith.MulIOp(bx, const(per_block)).result,
-                                     arith.DivUIOp(tx, const(threads)).result).result
-            tx = arith.RemUIOp(tx, const(threads)).result
-        row = delinearize(row_index, list(rows)) if rows else []
-        # The thread's slots: vector v = tx + j * threads of the row (of the block's part of it, in
-        # a cluster: rank * threads * vectors_per_thread on). The last slots may run past the row:
-        # they load the row's last vector instead (always in bounds) and are masked out.
-        share = threads * plan.vectors_per_thread
-        first = arith.AddIOp(tx, arith.MulIOp(rank, const(share)).result).result if c > 1 else tx
-        # A row that is not a whole number of vectors (`windows`): its body's vectors are the slots,
-        # its head and tail one element more for a few threads (of the cluster's first block).
-        edges = windows.row_edges(row_index, cols[-1], lanes) if plan.window else None
-        fewest = windows.fewest_body_vectors(cols[-1], lanes) if plan.window else n_vectors
-        slots = []
-        for j in range(plan.vectors_per_thread):
-            v = arith.AddIOp(first, const(j * threads)).result if j else first
-            masked = (c - 1) * share + (j + 1) * threads > fewest
-            if edges:
-                slots.append(windows.body_slot(kernel, v, edges, row, group.full, masked))
-                continue
-            point, valid = vector_slot(v, n_vectors, lanes, cols, masked)
-            slots.append((row + point, valid))
-        edge = None
-        if edges:
-            first_block = arith.CmpIOp(arith.CmpIPredicate.eq, rank, const(0)).result if c > 1 else None
-            edge = windows.edge_slot(tx, edges, row, first_block)
-        across = (lambda total, name: _across(total, name, c, tx, body)) if c > 1 else None
-        if plan.prefetch:
-            prefetch.issue(kernel, group.prefetch, slots, lanes)
-        reread = {v for point, _ in slots[held:] for v in point[len(row):]}
-        stash_at = {tuple(point[len(row):]): j for j, (point, _) in enumerate(slots[held:])}
-        written = [b for b, _ in group.outputs]
-
-        def stash():  # the slots past the registers to shared memory, before a barrier (`row_stash`)
-            if plan.stash:
-                row_stash.stash(kernel, stash_at, len(row), written, tx, threads, body)
-
-        variances = group.variances if plan.one_round_variance else {}
-        means = {z1: z2 for z2, z1 in variances.items()}
-        for i, z in enumerate(group.reductions):
-            if z in variances:  # computed with its mean, below
-                continue
-            element_type = ir.MemRefType(z.out.type).element_type
-            comb_name = z.combiner.name
-            if i:
-                _forget(kernel, reread)
-            if z in means:
-                _mean_and_variance(kernel, z, means[z], slots, lanes, row, cols, tx, threads, body, stash, c)
-                continue
-            acc = fold(kernel, z, slots, kernel.widen(identity(comb_name, element_type), lanes), lanes)
-            if edge:
-                acc = fold_edge(kernel, z, edge, acc, lanes)
-            stash()
-            # A warp's row combines by its shuffles alone (`block_reduce` over one warp: no barrier).
-            finish_reduction(kernel, z, acc, lanes, row, cols,
-                             (tx, threads, body) if plan.one_barrier or per_block > 1 else None, across)
-        _forget(kernel, reread)
-        epilogue = row_outputs(group)
-        for point, valid in slots:
-            at = apply_map(group.in_map, point)
-            store_where(kernel, valid, epilogue, [kernel.widen(kernel.value(w, b, at, lanes), lanes)
-                                                  for b, w in epilogue], at)
-        if edge:
-            store_edge(kernel, group, epilogue, edge)
-        store_row_values(kernel, tx if c == 1 else arith.OrIOp(tx, rank).result, row, group, epilogue)
+        if c == 1:
+            row_index = bx
+            if per_block > 1:  # warp w of block b takes row b * per_block + w; tx is then the thread's lane
+                row_index = arith.AddIOp(arith.MulIOp(bx, const(per_block)).result,
+                                         arith.DivUIOp(tx, const(threads)).result).result
+                tx = arith.RemUIOp(tx, const(threads)).result
+            _row(plan, group, kernel, body, None, row_index, tx)
+        elif plan.persistent:
+            _rows_of_cluster(plan, group, kernel, body, bx, tx, blocks)
+        else:
+            rank, row_index = cluster.rank_and_cluster(bx, c)
+            _row(plan, group, kernel, body, rank, row_index, tx)
         if c > 1:
             cluster.barrier()  # no block leaves while a peer may still read its shared memory
         gpu.TerminatorOp()
     return op, ({"stash_bytes": kernel.stash_bytes} if kernel.stash_bytes else {})
+
+
+def _rows_of_cluster(plan, group, kernel, body, bx, tx, blocks) -> None:
+    """The rows of this block's cluster (`persistent`): cluster k of K takes rows k, k + K, ... K is
+    read from the hardware (`%nclusterid`), not the launch: the runtime launches as many clusters as
+    the GPU runs at once (the loop's `fusec.persistent_clusters` tells the manifest so). A reduction's
+    shared buffer is written again only for the next row: where a row has one cluster round, a
+    barrier ends each row, so that no peer still reads the last row's value; with two or more, the
+    next round's barrier already orders them."""
+    c = plan.cluster
+    rank, first = cluster.rank_and_cluster(bx, c)
+    clusters = arith.IndexCastOp(ir.IndexType.get(), nvvm.read_ptx_sreg_nclusterid_x(results=[ir.IntegerType.get_signless(32)]))
+    loop = scf.ForOp(first, index(blocks), clusters.result)
+    loop.attributes["fusec.persistent_clusters"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), c)
+    with ir.InsertionPoint(loop.body):
+        _row(plan, group, kernel, body, rank, loop.induction_variable, tx)
+        rounds = sum(op.operation.name == "nvvm.cluster.wait" for op in loop.body.operations)
+        if rounds < 2:
+            cluster.barrier()
+        scf.YieldOp([])
+    kernel.cache = {}  # the row's values live in the loop's body only
+
+
+def _row(plan, group, kernel, body, rank, row_index, tx) -> None:
+    """One row's loads, reductions and stores: block `rank` of a cluster (None: the row's only block)."""
+    lanes, threads, held, c = plan.lanes, plan.threads, plan.vectors_in_registers, plan.cluster
+    rows, cols = group.rows, group.cols
+    n_vectors = plan.n_vectors
+    per_block = plan.rows_per_block
+    row = delinearize(row_index, list(rows)) if rows else []
+    # The thread's slots: vector v = tx + j * threads of the row (of the block's part of it, in
+    # a cluster: rank * threads * vectors_per_thread on). The last slots may run past the row:
+    # they load the row's last vector instead (always in bounds) and are masked out.
+    share = threads * plan.vectors_per_thread
+    first = arith.AddIOp(tx, arith.MulIOp(rank, const(share)).result).result if c > 1 else tx
+    # A row that is not a whole number of vectors (`windows`): its body's vectors are the slots,
+    # its head and tail one element more for a few threads (of the cluster's first block).
+    edges = windows.row_edges(row_index, cols[-1], lanes) if plan.window else None
+    fewest = windows.fewest_body_vectors(cols[-1], lanes) if plan.window else n_vectors
+    slots = []
+    for j in range(plan.vectors_per_thread):
+        v = arith.AddIOp(first, const(j * threads)).result if j else first
+        masked = (c - 1) * share + (j + 1) * threads > fewest
+        if edges:
+            slots.append(windows.body_slot(kernel, v, edges, row, group.full, masked))
+            continue
+        point, valid = vector_slot(v, n_vectors, lanes, cols, masked)
+        slots.append((row + point, valid))
+    edge = None
+    if edges:
+        first_block = arith.CmpIOp(arith.CmpIPredicate.eq, rank, const(0)).result if c > 1 else None
+        edge = windows.edge_slot(tx, edges, row, first_block)
+    across = (lambda total, name: _across(total, name, c, tx, body)) if c > 1 else None
+    if plan.prefetch:
+        prefetch.issue(kernel, group.prefetch, slots, lanes)
+    reread = {v for point, _ in slots[held:] for v in point[len(row):]}
+    stash_at = {tuple(point[len(row):]): j for j, (point, _) in enumerate(slots[held:])}
+    written = [b for b, _ in group.outputs]
+
+    def stash():  # the slots past the registers to shared memory, before a barrier (`row_stash`)
+        if plan.stash:
+            row_stash.stash(kernel, stash_at, len(row), written, tx, threads, body)
+
+    variances = group.variances if plan.one_round_variance else {}
+    means = {z1: z2 for z2, z1 in variances.items()}
+    for i, z in enumerate(group.reductions):
+        if z in variances:  # computed with its mean, below
+            continue
+        element_type = ir.MemRefType(z.out.type).element_type
+        comb_name = z.combiner.name
+        if i:
+            _forget(kernel, reread)
+        if z in means:
+            _mean_and_variance(kernel, z, means[z], slots, lanes, row, cols, tx, threads, body, stash, c)
+            continue
+        acc = fold(kernel, z, slots, kernel.widen(identity(comb_name, element_type), lanes), lanes)
+        if edge:
+            acc = fold_edge(kernel, z, edge, acc, lanes)
+        stash()
+        # A warp's row combines by its shuffles alone (`block_reduce` over one warp: no barrier).
+        finish_reduction(kernel, z, acc, lanes, row, cols,
+                         (tx, threads, body) if plan.one_barrier or per_block > 1 else None, across)
+    _forget(kernel, reread)
+    epilogue = row_outputs(group)
+    for point, valid in slots:
+        at = apply_map(group.in_map, point)
+        store_where(kernel, valid, epilogue, [kernel.widen(kernel.value(w, b, at, lanes), lanes)
+                                              for b, w in epilogue], at)
+    if edge:
+        store_edge(kernel, group, epilogue, edge)
+    store_row_values(kernel, tx if c == 1 else arith.OrIOp(tx, rank).result, row, group, epilogue)
 
 
 def _forget(kernel, columns) -> None:

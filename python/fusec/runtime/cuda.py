@@ -65,6 +65,16 @@ class CudaExecutable(Executable):
     def _function(self, name: str):
         return self._functions[name]
 
+    def _resident_blocks(self, handle, step: dict) -> int | None:
+        # The kernel's PTX requires its cluster size (.reqnctapercluster): the config gives none.
+        config = driver.CUlaunchConfig()
+        config.gridDimX, config.gridDimY, config.gridDimZ = step["persistent_clusters"], 1, 1
+        config.blockDimX, config.blockDimY, config.blockDimZ = step["block"]
+        config.sharedMemBytes = step["shared_bytes"] if isinstance(step["shared_bytes"], int) else 0
+        with torch.cuda.device(self.device):
+            clusters = _check(driver.cuOccupancyMaxActiveClusters(handle, config), "cuOccupancyMaxActiveClusters")
+        return max(int(clusters), 1) * step["persistent_clusters"]
+
     def _launch(self, launch, stream):
         result = driver.cuLaunchKernel(launch.handle, *launch.grid, *launch.block, launch.shared_bytes, stream,
                                        launch.params, 0)

@@ -53,10 +53,12 @@ class PreparedLaunch:
     ExecutionEngine's packed `_mlir_<name>(void **)` both take). `bind` writes this call's buffer
     addresses (and, with dynamic rows, sizes) into those values and returns the grid."""
 
-    def __init__(self, step: dict, slot_of: dict, handle):
+    def __init__(self, step: dict, slot_of: dict, handle, resident_blocks: int | None = None):
+        """`resident_blocks`: a persistent kernel's most blocks along x (as many as the GPU runs at once)."""
         self.kernel, self.handle = step["kernel"], handle
         self.block, self._shared = tuple(step["block"]), step["shared_bytes"]
         self._grid = step["grid"]
+        self._resident = resident_blocks
         self._buffers, self._sized, values = [], [], []
         for arg in step["args"]:
             if arg["kind"] == "buffer":
@@ -73,8 +75,14 @@ class PreparedLaunch:
         self._array = (ctypes.c_void_p * max(len(values), 1))(*(ctypes.addressof(v) for v in values))
         self.params = ctypes.addressof(self._array)
         self.dynamic = bool(self._sized) or not all(isinstance(d, int) for d in (*self._grid, self._shared))
-        self.grid, self.shared_bytes = (tuple(self._grid), self._shared) if not self.dynamic else (None, None)
+        self.grid, self.shared_bytes = (self._clamped(self._grid), self._shared) if not self.dynamic else (None, None)
         self.empty = not self.dynamic and math.prod(self._grid) == 0
+
+    def _clamped(self, grid) -> tuple:
+        """The grid, its x at most the resident blocks of a persistent kernel (whose blocks loop)."""
+        if self._resident is None or grid[0] <= self._resident:
+            return tuple(grid)
+        return (self._resident, *grid[1:])
 
     def bind(self, storage: list, symbols: dict) -> None:
         for slot, value in self._buffers:
@@ -82,7 +90,7 @@ class PreparedLaunch:
         if self.dynamic:
             for expr, value in self._sized:
                 value.value = evaluate(expr, symbols)
-            self.grid = tuple(evaluate(d, symbols) for d in self._grid)
+            self.grid = self._clamped([evaluate(d, symbols) for d in self._grid])
             self.shared_bytes = evaluate(self._shared, symbols)
             self.empty = math.prod(self.grid) == 0
 
@@ -104,7 +112,9 @@ class _Plan:
         self.steps = []
         for step in manifest["steps"]:
             if step["op"] == "launch":
-                self.steps.append(PreparedLaunch(step, slot_of, executable._function(step["kernel"])))
+                handle = executable._function(step["kernel"])
+                resident = executable._resident_blocks(handle, step) if "persistent_clusters" in step else None
+                self.steps.append(PreparedLaunch(step, slot_of, handle, resident))
             elif step["op"] == "copy":
                 self.steps.append((slot_of[step["dst"]], slot_of[step["src"]]))
             else:
@@ -234,6 +244,11 @@ class Executable:
     def _function(self, name: str):
         """The target's handle of kernel `name` (a CUDA function, a JIT-compiled function)."""
         raise NotImplementedError
+
+    def _resident_blocks(self, handle, step: dict) -> int | None:
+        """How many blocks of a persistent kernel (`persistent_clusters` blocks a cluster, its blocks
+        looping over its rows) the device runs at once; None: launch the manifest's grid."""
+        return None
 
     def _launch(self, launch: PreparedLaunch, context) -> None:
         """Launch one kernel whose arguments `launch` holds packed."""
