@@ -39,11 +39,13 @@ _STORES = ("vector.store", "memref.store")
 
 
 def stored_widths(launch) -> set[int]:
-    """The bit widths of the float elements the kernel stores (anything else counts as 64)."""
+    """The bit widths of the float elements the kernel stores to global memory (anything else counts
+    as 64). A store to shared or private memory (a block's partial sum, a cluster's exchange, a
+    stash) is the kernel's own scratch: its f32 partials are no output."""
     widths = set()
 
     def visit(op):
-        if op.name in _STORES:
+        if op.name in _STORES and ir.MemRefType(op.operands[1].type).memory_space is None:
             element = ir.MemRefType(op.operands[1].type).element_type
             widths.add(element.width if isinstance(element, ir.FloatType) else 64)
         return ir.WalkResult.ADVANCE

@@ -130,7 +130,7 @@ KNOBS: tuple[Knob, ...] = (
          "that many apart (`persistent`). Off by default: on the H100 it measured no faster yet (softmax "
          "1024x128256 bf16 308 against 309 us; a hand-written kernel gains from it with the next row's loads "
          "issued before this row's reductions: bench/results/2026-12-06-h100-session37.md)", LOWER,
-         schedule=True, cli=True),
+         cli=True),
     Knob("rows_per_block", 0, Range(0, 32, note=" (0: the heuristic)"), "row_registers kernels whose row takes "
          "one warp put this many rows in a block, a warp each, each row's reductions combined by the warp's "
          "shuffles alone (`rows_per_block`; 0: 8 rows, or 4 or 2, whichever divides a static count of more "

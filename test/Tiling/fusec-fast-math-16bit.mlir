@@ -76,3 +76,28 @@ func.func @floor_divide_kernel(%x: memref<4x64xf16>, %out: memref<4x64xf16>, %s:
   }
   return
 }
+
+// -----
+
+// A store to shared memory is the kernel's scratch (a block's partial sum for its cluster, a stash),
+// not an output: a bf16 kernel that keeps an f32 partial there still gets the fast forms.
+// CHECK-LABEL: func.func @bf16_kernel_with_shared_partials
+// CHECK:         math.exp %{{.*}} fastmath<afn> : vector<8xf32>
+// CHECK:         arith.divf %{{.*}}, %{{.*}} fastmath<afn> : vector<8xf32>
+func.func @bf16_kernel_with_shared_partials(%x: memref<4x64xbf16>, %out: memref<4x64xbf16>, %s: vector<8xf32>,
+                                            %t: f32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%nx = %c1, %ny = %c1, %nz = %c1)
+      workgroup(%partial : memref<1xf32, #gpu.address_space<workgroup>>) {
+    memref.store %t, %partial[%c0] : memref<1xf32, #gpu.address_space<workgroup>>
+    %v = vector.load %x[%c0, %c0] : memref<4x64xbf16>, vector<8xbf16>
+    %w = arith.extf %v : vector<8xbf16> to vector<8xf32>
+    %e = math.exp %w : vector<8xf32>
+    %d = arith.divf %e, %s : vector<8xf32>
+    %b = arith.truncf %d : vector<8xf32> to vector<8xbf16>
+    vector.store %b, %out[%c0, %c0] : memref<4x64xbf16>, vector<8xbf16>
+    gpu.terminator
+  }
+  return
+}

@@ -6,22 +6,21 @@ Output: a `Plan` (a frozen record the builders follow: `row_registers`, `row_loo
 lowering: correct, but not fused).
 
 The schedules, in order of preference; the first that fits the group wins:
-  row_registers (groups with reductions over the innermost dims) one block per row, its threads
-        chosen from the row length (`row_threads`); each thread keeps its slice of the row in
-        registers for every reduction and the epilogue. Fits when a thread's share of the row is at
-        most `row-registers` elements, or (the hybrid: the rest read again) with a `vectors` knob
-        asking for more, or for many rows a thread reads at most half of again (`_hybrid`), when it
-        holds at least one vector and at most _MAX_SLOTS. A row too long for one block is split
-        over a thread-block cluster of 2, 4 or 8 blocks, each holding its part (`_cluster`,
+  row_registers (groups with reductions over the innermost dims) one block per row, its threads chosen from the
+        row length (`row_threads`); each thread keeps its slice of the row in registers for every reduction and
+        the epilogue. Fits when a thread's share of the row is at most `row-registers` elements, or (the hybrid:
+        the rest read again) with a `vectors` knob asking for more, or for many rows a thread reads at most half
+        of again (`_hybrid`), when it holds at least one vector and at most _MAX_SLOTS. A row too long for one
+        block is split over a thread-block cluster of 2, 4 or 8 blocks, each holding its part (`_cluster`,
         codegen/cluster.py), before the row loop is considered.
   columns  (reductions over outer dims, the innermost dim kept: `x.sum(0)`) a thread per vector
         of adjacent outputs, summing down the reduced dims; no block-wide combination.
   row_loop  (rows longer than that) one block per row, threads striding over the row.
   flat  (pointwise groups) one thread per vector of the output, or per `vectors` vectors.
-Each is tried with 128-bit vectors first (`vector_lanes`), then with lanes 1. Vectors fit when the
-row (or the output's innermost dim) is a whole number of them, the rows are read in order, and no
-access the schedule makes crosses an operand's dims (`Facts.vector_misses`, by phase: which phases a
-schedule evaluates depends on it and on the knobs).
+Each is tried with 128-bit vectors first (`vector_lanes`), then with lanes 1. Vectors fit when the row (or the
+output's innermost dim) is a whole number of them, the rows are read in order, and no access the schedule makes
+crosses an operand's dims (`Facts.vector_misses`, by phase: which phases a schedule evaluates depends on it and on
+the knobs).
 """
 
 from __future__ import annotations
@@ -67,8 +66,7 @@ class Facts:
         return None if None in self.rows else math.prod(self.rows)
 
 
-# The pass's knobs for one group (its options, with the group's overrides): the knobs of the table
-# that fusec-lower-groups-to-gpu reads, but its per-group overrides (`schedule`) themselves.
+# The knobs of fusec-lower-groups-to-gpu for one group (its options with the group's overrides).
 Knobs = dataclasses.make_dataclass(
     "Knobs", [(k.name, k.values.kind) for k in KNOBS if k.reads == LOWER and k.name != "schedule"], frozen=True)
 Knobs.__module__ = __name__
@@ -108,8 +106,7 @@ class Plan:
         return self.vectors_in_registers < self.vectors_per_thread
 
     def record(self) -> dict:
-        """The schedule as `fusec.schedule` records it (the builder adds what only building tells:
-        the stash's bytes)."""
+        """The schedule as `fusec.schedule` records it (the builder adds the stash's bytes)."""
         if self.schedule == "flat":
             return {"schedule": "flat", "elements": _static_or_dynamic(self.elements), "threads": self.threads,
                     "lanes": self.lanes, **({"vectors_per_thread": self.vectors_per_thread}
@@ -122,8 +119,8 @@ class Plan:
             return {**out, "elements_per_thread": self.vectors_per_thread}
         if self.schedule == "scan_columns":
             return out
-        return {**out, **({"cluster": self.cluster} if self.cluster > 1 else {}),
-                **({"persistent": True} if self.persistent else {}),
+        return {**out, **({"cluster": self.cluster, **({"persistent": True} if self.persistent else {})}
+                          if self.cluster > 1 else {}),
                 **({"rows_per_block": self.rows_per_block} if self.rows_per_block > 1 else {}),
                 "vectors_per_thread": self.vectors_per_thread, "prefetch": self.prefetch,
                 **({"vectors_in_registers": self.vectors_in_registers} if self.hybrid else {}),
@@ -238,7 +235,8 @@ def _row_registers(facts: Facts, knobs: Knobs, lanes: int, variance: bool, windo
         threads, per_thread = row_threads(-(-n_vectors // c), facts.n_rows, knobs.vectors)
         held = per_thread
     return Plan("row_registers", threads, lanes, rows=facts.n_rows, row_length=facts.row_length, cluster=c,
-                persistent=c > 1 and knobs.row_persistent, window=window, rows_per_block=_rows_per_block(facts, knobs, threads, held < per_thread or c > 1),
+                persistent=c > 1 and knobs.row_persistent, window=window,
+                rows_per_block=_rows_per_block(facts, knobs, threads, held < per_thread or c > 1),
                 vectors_per_thread=per_thread, vectors_in_registers=held,
                 prefetch=knobs.row_prefetch and _prefetch_fits(facts, lanes, per_thread, threads),
                 stash=knobs.row_stash and held < per_thread and threads > _WARP and not window,
