@@ -195,20 +195,20 @@ def _persistent_kernels(module) -> dict:
     """{kernel: blocks a cluster} of the kernels whose clusters loop over their rows (a loop marked
     `fusec.persistent_clusters`, codegen/row_registers.py): the runtime may launch fewer clusters."""
     found = {}
-
-    def visit(op, kernel):
-        for region in op.regions:
-            for block in region.blocks:
-                for inner in block.operations:
-                    if "fusec.persistent_clusters" in inner.attributes:
-                        found[kernel] = ir.IntegerAttr(inner.attributes["fusec.persistent_clusters"]).value
-                    visit(inner.operation, kernel)
-
     for gpu_module in module.body.operations:
-        if gpu_module.operation.name == "gpu.module":
-            for func in gpu_module.regions[0].blocks[0].operations:
-                if func.operation.name == "gpu.func":
-                    visit(func.operation, ir.StringAttr(func.attributes["sym_name"]).value)
+        if gpu_module.operation.name != "gpu.module":
+            continue
+        for func in gpu_module.regions[0].blocks[0].operations:
+            if func.operation.name != "gpu.func":
+                continue
+            kernel = ir.StringAttr(func.attributes["sym_name"]).value
+
+            def visit(op, kernel=kernel):
+                if "fusec.persistent_clusters" in op.attributes:
+                    found[kernel] = ir.IntegerAttr(op.attributes["fusec.persistent_clusters"]).value
+                return ir.WalkResult.ADVANCE
+
+            func.operation.walk(visit)
     return found
 
 
