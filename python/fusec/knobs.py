@@ -127,9 +127,10 @@ KNOBS: tuple[Knob, ...] = (
          schedule=True, cli=True),
     Knob("row_persistent", False, Flag(), "a row split over a cluster (`cluster`) is one of a loop: the grid holds "
          "as many clusters as the GPU runs at once (the runtime asks the driver at load) and each takes rows "
-         "that many apart (`persistent`). Off by default: on the H100 it measured no faster yet (softmax "
-         "1024x128256 bf16 308 against 309 us; a hand-written kernel gains from it with the next row's loads "
-         "issued before this row's reductions: bench/results/2026-12-06-h100-session37.md)", LOWER,
+         "that many apart (`persistent`); where two copies of a thread's share of the row fit its registers, "
+         "the loop loads the next row while it reduces this one (`next_row`). Off by default: on the H100 the "
+         "loop alone measured no faster (softmax 1024x128256 bf16 308 against 309 us; "
+         "bench/results/2026-12-06-h100-session37.md)", LOWER,
          cli=True),
     Knob("rows_per_block", 0, Range(0, 32, note=" (0: the heuristic)"), "row_registers kernels whose row takes "
          "one warp put this many rows in a block, a warp each, each row's reductions combined by the warp's "

@@ -4,14 +4,22 @@
 # a row divided by its sum and LayerNorm (one round: a barrier ends each row, so the next row's
 # value is not written while a peer still reads the last), rows that do not divide among the
 # clusters, a dynamic row count (the grid clamped at each call), and bitwise-equal repeated calls.
+# Where two copies of a thread's share of the row fit its registers (`next_row`: clusters of 8 here),
+# the loop carries the next row's loads: rows of a whole number of vectors, rows of odd width (their
+# head and tail elements carried too, `windows`), and the last row loaded again by every cluster.
 
 # REQUIRES: cuda
 # RUN: %python %s | FileCheck %s
 # CHECK: softmax 1024x128256 bf16: ok {{.*}} fewer blocks than the manifest's=True deterministic=True
 # CHECK: share 511x65536 fp32: ok {{.*}} fewer blocks than the manifest's=True deterministic=True
 # CHECK: layer_norm 300x50257 fp32: ok {{.*}} fewer blocks than the manifest's=True deterministic=True
+# CHECK: softmax 1024x128256 bf16 c8: ok {{.*}} fewer blocks than the manifest's=True deterministic=True next_row=True
+# CHECK: log_softmax 300x50257 bf16 c8: ok {{.*}} fewer blocks than the manifest's=True deterministic=True next_row=True
+# CHECK: rmsnorm 517x32001 fp32 c8: ok {{.*}} fewer blocks than the manifest's=True deterministic=True next_row=True
 # CHECK: dynamic rows 3: ok
 # CHECK: dynamic rows 700: ok
+# CHECK: dynamic rows c8 1: ok
+# CHECK: dynamic rows c8 333: ok
 
 import torch
 import torch.nn.functional as F
@@ -23,9 +31,9 @@ from fusec.numerics import compare
 torch.manual_seed(0)
 
 
-def run(name, fn, shapes, dtype):
+def run(name, fn, shapes, dtype, **knobs):
     args = tuple(torch.randn(s, device="cuda").to(dtype) for s in shapes)
-    compiled = fusec.compile(fn, args, row_persistent=True)
+    compiled = fusec.compile(fn, args, row_persistent=True, **knobs)
     got = compiled(*args)
     launch = compiled.manifest["steps"][0]
     clamped = launch.get("persistent_clusters") is not None and \
@@ -34,13 +42,19 @@ def run(name, fn, shapes, dtype):
     tol = (2e-5 if dtype == torch.float32 else 2 ** -7) * max(scale, 1.0)
     same = torch.equal(compiled(*args), got)
     print(f"{name}: {'ok' if max_abs <= tol else 'WRONG'} (error {max_abs / tol:.2f} of tolerance) "
-          f"fewer blocks than the manifest's={clamped} deterministic={same}")
+          f"fewer blocks than the manifest's={clamped} deterministic={same}"
+          + (f" next_row={compiled.compilation.schedules[0].get('next_row', False)}" if knobs else ""))
 
 
 run("softmax 1024x128256 bf16", lambda x: torch.softmax(x, -1), [(1024, 128256)], torch.bfloat16)
 run("share 511x65536 fp32", lambda x: x.abs() / x.abs().sum(-1, keepdim=True), [(511, 65536)], torch.float32)
 run("layer_norm 300x50257 fp32", lambda x, w, b: F.layer_norm(x, x.shape[-1:], w, b),
     [(300, 50257), (50257,), (50257,)], torch.float32)
+run("softmax 1024x128256 bf16 c8", lambda x: torch.softmax(x, -1), [(1024, 128256)], torch.bfloat16, row_cluster=8)
+run("log_softmax 300x50257 bf16 c8", lambda x: torch.log_softmax(x.float(), -1).to(x.dtype), [(300, 50257)],
+    torch.bfloat16, row_cluster=8)
+run("rmsnorm 517x32001 fp32 c8", lambda x, w: x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w,
+    [(517, 32001), (32001,)], torch.float32, row_cluster=8)
 
 x = torch.randn(8, 65536, device="cuda")
 dynamic = fusec.compile(lambda x: torch.softmax(x, -1), (x,), dynamic_shapes=({0: Dim("rows")},), row_cluster=2,
@@ -49,3 +63,10 @@ for n in (3, 700):
     y = torch.randn(n, 65536, device="cuda")
     err = (dynamic(y).double() - torch.softmax(y.double(), -1)).abs().max().item()
     print(f"dynamic rows {n}: {'ok' if err < 1e-6 else 'WRONG'}")
+
+dynamic = fusec.compile(lambda x: torch.softmax(x, -1), (x,), dynamic_shapes=({0: Dim("rows")},), row_cluster=8,
+                        row_persistent=True)
+for n in (1, 333):
+    y = torch.randn(n, 65536, device="cuda")
+    err = (dynamic(y).double() - torch.softmax(y.double(), -1)).abs().max().item()
+    print(f"dynamic rows c8 {n}: {'ok' if err < 1e-6 else 'WRONG'}")

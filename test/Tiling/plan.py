@@ -84,10 +84,18 @@ show("row_cluster_4", rows(4096, 65536), row_cluster=4)
 show("row_cluster_bf16_vocabulary", rows(1024, 128256, width=2))
 # CHECK-LABEL: TEST: row_cluster_persistent
 # `row_persistent`: the same cluster, its blocks looping over rows; a row that fits one block is not split.
-# CHECK-NEXT: schedule=row_registers rows=1024 row_length=128256 threads=1024 lanes=8 cluster=4 persistent=True vectors_per_thread=4
+# The loop carries the next row's loads where two copies of the thread's share fit its registers
+# (`next_row`): 4 vectors of 8 bf16 are 16 registers, twice 32, the budget at 1024 threads; fp32
+# rows of 65536 over 2 blocks are 32 registers a thread, 64 twice: no; over 8 blocks, 8 and 16: yes.
+# CHECK-NEXT: schedule=row_registers rows=1024 row_length=128256 threads=1024 lanes=8 cluster=4 persistent=True next_row=True vectors_per_thread=4
 # CHECK-NEXT: schedule=row_registers rows=1024 row_length=4096 threads=256 lanes=4 vectors_per_thread=4 prefetch=True
-show("row_cluster_persistent", rows(1024, 128256, width=2), row_persistent=True)
+# CHECK-NEXT: cluster=2 persistent=True vectors_per_thread=8
+# CHECK-NEXT: cluster=8 persistent=True next_row=True vectors_per_thread=2
+show("row_cluster_persistent", rows(1024, 128256, width=2, prefetch_loads=((True, 2),)), row_persistent=True)
 print(" ".join(f"{k}={v}" for k, v in plan(rows(1024, 4096), knobs(row_persistent=True)).record().items()))
+for c in (2, 8):
+    record = plan(rows(64, 65536, prefetch_loads=((True, 4),)), knobs(row_persistent=True, row_cluster=c)).record()
+    print(" ".join(f"{k}={record[k]}" for k in ("cluster", "persistent", "next_row", "vectors_per_thread") if k in record))
 # CHECK-LABEL: TEST: row_cluster_odd
 # 50257 floats (GPT-2's vocabulary): no vectors; 2 blocks of 1024 threads, 25 each, the last masked.
 # CHECK-NEXT: schedule=row_registers rows=4096 row_length=50257 threads=1024 lanes=1 cluster=2 vectors_per_thread=25

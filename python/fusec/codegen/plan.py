@@ -11,10 +11,8 @@ The schedules, in order of preference; the first that fits the group wins:
         the epilogue. Fits when a thread's share of the row is at most `row-registers` elements, or (the hybrid:
         the rest read again) with a `vectors` knob asking for more, or for many rows a thread reads at most half
         of again (`_hybrid`), when it holds at least one vector and at most _MAX_SLOTS. A row too long for one
-        block is split over a thread-block cluster of 2, 4 or 8 blocks, each holding its part (`_cluster`,
-        codegen/cluster.py), before the row loop is considered.
-  columns  (reductions over outer dims, the innermost dim kept: `x.sum(0)`) a thread per vector
-        of adjacent outputs, summing down the reduced dims; no block-wide combination.
+        block is split over a thread-block cluster of 2, 4 or 8 blocks, each holding its part (`_cluster`), first.
+  columns  (reductions over outer dims, `x.sum(0)`) a thread per vector of outputs, summing down the rows.
   row_loop  (rows longer than that) one block per row, threads striding over the row.
   flat  (pointwise groups) one thread per vector of the output, or per `vectors` vectors.
 Each is tried with 128-bit vectors first (`vector_lanes`), then with lanes 1. Vectors fit when the row (or the
@@ -93,6 +91,7 @@ class Plan:
     l2_evict_last: bool = False  # the row-sized inputs loaded with an L2 evict_last policy
     cluster: int = 1  # row_registers: blocks a row is split over (a thread-block cluster, `cluster`)
     persistent: bool = False  # row_registers with a cluster: each cluster loops over rows (`row_persistent`)
+    next_row: bool = False  # persistent: the loop carries the next row's loads (`next_row`)
     window: bool = False  # row schedules: an aligned body of vectors, the head and tail by elements (`windows`)
     rows_per_block: int = 1  # row_registers: rows a block takes, a warp each (`rows_per_block`)
 
@@ -119,8 +118,8 @@ class Plan:
             return {**out, "elements_per_thread": self.vectors_per_thread}
         if self.schedule == "scan_columns":
             return out
-        return {**out, **({"cluster": self.cluster, **({"persistent": True} if self.persistent else {})}
-                          if self.cluster > 1 else {}),
+        looped = {"persistent": True, **({"next_row": True} if self.next_row else {})} if self.persistent else {}
+        return {**out, **({"cluster": self.cluster, **looped} if self.cluster > 1 else {}),
                 **({"rows_per_block": self.rows_per_block} if self.rows_per_block > 1 else {}),
                 "vectors_per_thread": self.vectors_per_thread, "prefetch": self.prefetch,
                 **({"vectors_in_registers": self.vectors_in_registers} if self.hybrid else {}),
@@ -236,6 +235,7 @@ def _row_registers(facts: Facts, knobs: Knobs, lanes: int, variance: bool, windo
         held = per_thread
     return Plan("row_registers", threads, lanes, rows=facts.n_rows, row_length=facts.row_length, cluster=c,
                 persistent=c > 1 and knobs.row_persistent, window=window,
+                next_row=c > 1 and knobs.row_persistent and _prefetch_fits(facts, lanes, per_thread, threads, 2),
                 rows_per_block=_rows_per_block(facts, knobs, threads, held < per_thread or c > 1),
                 vectors_per_thread=per_thread, vectors_in_registers=held,
                 prefetch=knobs.row_prefetch and _prefetch_fits(facts, lanes, per_thread, threads),
@@ -356,13 +356,13 @@ def _data_register_budget(threads: int) -> int:
     return max(0, min(128, 65536 // threads) - _OTHER_REGISTERS)
 
 
-def _prefetch_fits(facts: Facts, lanes: int, per_thread: int, threads: int) -> bool:
-    """Whether the rows the prefetch loads (`prefetch.issue`) fit the register budget: only rows
-    read in order are prefetched."""
+def _prefetch_fits(facts: Facts, lanes: int, per_thread: int, threads: int, copies: int = 1) -> bool:
+    """Whether the rows the prefetch loads (`prefetch.issue`) fit the register budget, `copies` times
+    (2: this row's and the next's, `next_row`): only rows read in order are prefetched."""
     if not facts.row_map_identity:
         return False
     words = sum((lanes if vector else 1) * nbytes for vector, nbytes in facts.prefetch_loads)
-    return -(-words // 4) * per_thread <= _data_register_budget(threads)
+    return copies * -(-words // 4) * per_thread <= _data_register_budget(threads)
 
 
 def one_barrier(n_rows: int | None, most: int) -> bool:

@@ -21,7 +21,7 @@ from __future__ import annotations
 from fusec.mlir import ir
 from torch_mlir.dialects import arith, gpu, nvvm, scf
 
-from . import cluster, prefetch, row_stash, row_variance, windows
+from . import cluster, next_row, prefetch, row_stash, row_variance, windows
 from .combine import finish_reduction, merge_by, start_value
 from .indexing import apply_map, const, count, delinearize, index
 from .kernel import Kernel, identity
@@ -67,27 +67,42 @@ def _rows_of_cluster(plan, group, kernel, body, bx, tx, blocks) -> None:
     the GPU runs at once (the loop's `fusec.persistent_clusters` tells the manifest so). A reduction's
     shared buffer is written again only for the next row: where a row has one cluster round, a
     barrier ends each row, so that no peer still reads the last row's value; with two or more, the
-    next round's barrier already orders them."""
+    next round's barrier already orders them. With `next_row` the loop carries the next row's loads."""
     c = plan.cluster
     rank, first = cluster.rank_and_cluster(bx, c)
     clusters = arith.IndexCastOp(ir.IndexType.get(), nvvm.read_ptx_sreg_nclusterid_x(results=[ir.IntegerType.get_signless(32)]))
-    loop = scf.ForOp(first, index(blocks), clusters.result)
+    end = index(blocks)
+    carried, last = [], None
+    if plan.next_row:
+        last = arith.SubIOp(end, const(1)).result
+        _, slots, edge = _slots(plan, group, kernel, rank, arith.MinUIOp(first, last).result, tx)
+        carried = next_row.load(kernel, group, slots, edge, plan.lanes)
+        kernel.cache = {}
+    loop = scf.ForOp(first, end, clusters.result, carried)
     loop.attributes["fusec.persistent_clusters"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), c)
+    following = []
+
+    def load_next(slots, edge):  # this row's loads are the carried ones; the next row's are issued now
+        next_row.take(kernel, group, slots, edge, plan.lanes, list(loop.inner_iter_args))
+        upcoming = arith.MinUIOp(arith.AddIOp(loop.induction_variable, clusters.result).result, last).result
+        _, later, later_edge = _slots(plan, group, kernel, rank, upcoming, tx)
+        following.extend(next_row.load(kernel, group, later, later_edge, plan.lanes))
+
     with ir.InsertionPoint(loop.body):
-        _row(plan, group, kernel, body, rank, loop.induction_variable, tx)
+        _row(plan, group, kernel, body, rank, loop.induction_variable, tx, load_next if carried else None)
         rounds = sum(op.operation.name == "nvvm.cluster.wait" for op in loop.body.operations)
         if rounds < 2:
             cluster.barrier()
-        scf.YieldOp([])
+        scf.YieldOp(following)
     kernel.cache = {}  # the row's values live in the loop's body only
 
 
-def _row(plan, group, kernel, body, rank, row_index, tx) -> None:
-    """One row's loads, reductions and stores: block `rank` of a cluster (None: the row's only block)."""
-    lanes, threads, held, c = plan.lanes, plan.threads, plan.vectors_in_registers, plan.cluster
+def _slots(plan, group, kernel, rank, row_index, tx):
+    """(the row's leading indices, the thread's vector slots of it as (point, in-range flag), its
+    element of the row's head or tail (`windows`) or None)."""
+    lanes, threads, c = plan.lanes, plan.threads, plan.cluster
     rows, cols = group.rows, group.cols
     n_vectors = plan.n_vectors
-    per_block = plan.rows_per_block
     row = delinearize(row_index, list(rows)) if rows else []
     # The thread's slots: vector v = tx + j * threads of the row (of the block's part of it, in
     # a cluster: rank * threads * vectors_per_thread on). The last slots may run past the row:
@@ -111,6 +126,18 @@ def _row(plan, group, kernel, body, rank, row_index, tx) -> None:
     if edges:
         first_block = arith.CmpIOp(arith.CmpIPredicate.eq, rank, const(0)).result if c > 1 else None
         edge = windows.edge_slot(tx, edges, row, first_block)
+    return row, slots, edge
+
+
+def _row(plan, group, kernel, body, rank, row_index, tx, loaded=None) -> None:
+    """One row's loads, reductions and stores: block `rank` of a cluster (None: the row's only block).
+    `loaded(slots, edge)`, if given, is called before anything of the row is loaded."""
+    lanes, threads, held, c = plan.lanes, plan.threads, plan.vectors_in_registers, plan.cluster
+    cols = group.cols
+    per_block = plan.rows_per_block
+    row, slots, edge = _slots(plan, group, kernel, rank, row_index, tx)
+    if loaded:
+        loaded(slots, edge)
     across = (lambda total, name: _across(total, name, c, tx, body)) if c > 1 else None
     if plan.prefetch:
         prefetch.issue(kernel, group.prefetch, slots, lanes)
