@@ -95,6 +95,7 @@ def _bufferize_and_map(o: CompileOptions) -> list[str]:
         "fusec-one-plus-tanh",
         "fusec-fast-math-16bit",
         "fusec-fast-divide-f32",
+        "fusec-reciprocal-divisors",
         "canonicalize",
         "func.func(convert-linalg-to-parallel-loops)",
         f"func.func(scf-parallel-loop-tiling{{parallel-loop-tile-sizes=1,{o.threads_per_block} no-min-max-bounds}})",

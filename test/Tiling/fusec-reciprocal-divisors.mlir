@@ -1,0 +1,58 @@
+// RUN: fusec-opt %s --split-input-file --fusec-reciprocal-divisors | FileCheck %s
+
+// A softmax's epilogue: approximate divides by the row's sum (a scalar broadcast to each slot)
+// become one reciprocal, right after the sum, and a multiply per slot, keeping their flags.
+// CHECK-LABEL: func.func @row_sum
+// CHECK:         %[[SUM:.*]] = arith.addf
+// CHECK-NEXT:    %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK-NEXT:    %[[R:.*]] = arith.divf %[[ONE]], %[[SUM]] fastmath<afn> : f32
+// CHECK-NOT:     arith.divf
+// CHECK:         %[[RB:.*]] = vector.broadcast %[[R]] : f32 to vector<4xf32>
+// CHECK-NEXT:    arith.mulf %{{.*}}, %[[RB]] fastmath<afn> : vector<4xf32>
+// CHECK:         %[[RB2:.*]] = vector.broadcast %[[R]] : f32 to vector<4xf32>
+// CHECK-NEXT:    arith.mulf %{{.*}}, %[[RB2]] fastmath<afn> : vector<4xf32>
+func.func @row_sum(%x: memref<4x64xf32>, %out: memref<4x64xf32>, %s: f32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%nx = %c1, %ny = %c1, %nz = %c1) {
+    %v = vector.load %x[%c0, %c0] : memref<4x64xf32>, vector<4xf32>
+    %w = vector.load %x[%c0, %c4] : memref<4x64xf32>, vector<4xf32>
+    %sum = arith.addf %s, %s : f32
+    %b = vector.broadcast %sum : f32 to vector<4xf32>
+    %d = arith.divf %v, %b fastmath<afn> : vector<4xf32>
+    %b2 = vector.broadcast %sum : f32 to vector<4xf32>
+    %e = arith.divf %w, %b2 fastmath<afn> : vector<4xf32>
+    vector.store %d, %out[%c0, %c0] : memref<4x64xf32>, vector<4xf32>
+    vector.store %e, %out[%c0, %c4] : memref<4x64xf32>, vector<4xf32>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// A divisor the kernel captures from outside: its reciprocal is taken at the kernel's start (the
+// host computes nothing of a kernel). A divide that is not approximate (IEEE) and one whose divisor
+// differs per lane (a sigmoid's) stay divides.
+// CHECK-LABEL: func.func @captured_exact_and_per_lane
+// CHECK:         gpu.launch
+// CHECK-NEXT:    %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK-NEXT:    %[[R:.*]] = arith.divf %[[ONE]], %arg2 fastmath<afn> : f32
+// CHECK:         arith.mulf %{{.*}}, %{{.*}} fastmath<afn> : vector<4xf32>
+// CHECK:         arith.divf %{{.*}}, %{{.*}} : vector<4xf32>
+// CHECK:         arith.divf %{{.*}}, %{{.*}} fastmath<afn> : vector<4xf32>
+func.func @captured_exact_and_per_lane(%x: memref<4x64xf32>, %out: memref<4x64xf32>, %s: f32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%nx = %c1, %ny = %c1, %nz = %c1) {
+    %v = vector.load %x[%c0, %c0] : memref<4x64xf32>, vector<4xf32>
+    %b = vector.broadcast %s : f32 to vector<4xf32>
+    %d = arith.divf %v, %b fastmath<afn> : vector<4xf32>
+    %exact = arith.divf %d, %b : vector<4xf32>
+    %lanes = arith.divf %exact, %v fastmath<afn> : vector<4xf32>
+    vector.store %lanes, %out[%c0, %c0] : memref<4x64xf32>, vector<4xf32>
+    gpu.terminator
+  }
+  return
+}
