@@ -12,7 +12,8 @@ repeated reciprocals.
 
 Only divides that are already approximate change; an IEEE divide (a kernel that stores f64) stays
 exact. The divisor must be a scalar, or a vector.broadcast of one (the same value in every lane);
-a divisor that differs per element (a sigmoid's `1 / (1 + exp(-x))`) is left alone.
+a divisor that differs per element (a sigmoid's `1 / (1 + exp(-x))`) is left alone, and so is a
+divisor of one scalar quotient (LayerNorm's merge of two partial means: nothing to share).
 
 Runs on the kernels (gpu.launch bodies) after --fusec-fast-divide-f32.
 
@@ -81,24 +82,38 @@ def _reciprocal(divisor, flags, launch):
         return arith.DivFOp(one, divisor, fastmath=flags).result
 
 
+def _lanes(value) -> int:
+    return ir.VectorType(value.type).shape[0] if isinstance(value.type, ir.VectorType) else 1
+
+
 def run(module_op, pass_) -> None:
     for launch in gpu_launches(module_op):
         divides = []
         launch.walk(lambda op: (divides.append(op) if op.name == "arith.divf" else None) or ir.WalkResult.ADVANCE)
-        reciprocals = []  # (divisor, its reciprocal): Values compare by identity
+        by_divisor = []  # (scalar divisor, its divides): Values compare by identity
         for op in divides:
             divisor = _scalar_divisor(op)
             if divisor is None or not _approximate(op):
                 continue
-            flags = op.attributes["fastmath"]
-            found = next((r for d, r in reciprocals if d == divisor), None)
-            if found is None:
-                found = _reciprocal(divisor, flags, launch)
-                reciprocals.append((divisor, found))
-            with ir.InsertionPoint(op), op.location:
-                factor = found
-                if isinstance(op.operands[1].type, ir.VectorType):
-                    factor = vector.BroadcastOp(op.operands[1].type, found).result
-                product = arith.MulFOp(op.operands[0], factor, fastmath=flags).result
-            op.results[0].replace_all_uses_with(product)
-            op.erase()
+            same = next((ops for d, ops in by_divisor if d == divisor), None)
+            if same is None:
+                by_divisor.append((divisor, [op]))
+            else:
+                same.append(op)
+        for divisor, ops in by_divisor:
+            if sum(_lanes(op.results[0]) for op in ops) < 2:
+                continue  # one scalar quotient: a reciprocal and a multiply would cost what the divide does
+            reciprocal = _reciprocal(divisor, ops[0].attributes["fastmath"], launch)
+            for op in ops:
+                _multiply(op, reciprocal)
+
+
+def _multiply(op, reciprocal) -> None:
+    """Replace divide `op` by its dividend times `reciprocal` (broadcast to its lanes)."""
+    with ir.InsertionPoint(op), op.location:
+        factor = reciprocal
+        if isinstance(op.operands[1].type, ir.VectorType):
+            factor = vector.BroadcastOp(op.operands[1].type, reciprocal).result
+        product = arith.MulFOp(op.operands[0], factor, fastmath=op.attributes["fastmath"]).result
+    op.results[0].replace_all_uses_with(product)
+    op.erase()

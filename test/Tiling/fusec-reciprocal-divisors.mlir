@@ -56,3 +56,27 @@ func.func @captured_exact_and_per_lane(%x: memref<4x64xf32>, %out: memref<4x64xf
   }
   return
 }
+
+// -----
+
+// One scalar quotient by a divisor (a merge of two partial means) stays a divide: nothing to share.
+// Two scalar quotients by one divisor share its reciprocal.
+// CHECK-LABEL: func.func @scalars
+// CHECK:         %[[R:.*]] = arith.divf %{{.*}}, %arg1 fastmath<afn> : f32
+// CHECK-NEXT:    arith.divf %arg1, %arg2 fastmath<afn> : f32
+// CHECK-NEXT:    arith.mulf %arg2, %[[R]] fastmath<afn> : f32
+// CHECK-NEXT:    arith.mulf %{{.*}}, %[[R]] fastmath<afn> : f32
+func.func @scalars(%out: memref<4xf32>, %a: f32, %b: f32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%nx = %c1, %ny = %c1, %nz = %c1) {
+    %one = arith.divf %a, %b fastmath<afn> : f32
+    %two = arith.divf %b, %a fastmath<afn> : f32
+    %three = arith.divf %one, %a fastmath<afn> : f32
+    memref.store %two, %out[%c0] : memref<4xf32>
+    memref.store %three, %out[%c1] : memref<4xf32>
+    gpu.terminator
+  }
+  return
+}
