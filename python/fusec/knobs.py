@@ -125,9 +125,9 @@ KNOBS: tuple[Knob, ...] = (
          "(`cluster`; 0: the fewest of 2, 4, 8 that hold it; 1: never, the row loops over memory); set above 1, a row "
          "that fits one block is split too (smaller blocks, more of them an SM)", LOWER,
          schedule=True, cli=True),
-    Knob("row_persistent", False, Flag(), "a row split over a cluster (`cluster`) is one of a loop: the grid holds "
-         "as many clusters as the GPU runs at once (the runtime asks the driver at load) and each takes rows "
-         "that many apart (`persistent`); where two copies of a thread's share of the row fit its registers, "
+    Knob("row_persistent", False, Flag(), "row_registers kernels of a row a block or a cluster (`cluster`) loop over "
+         "rows: the grid holds as many blocks or clusters as the GPU runs at once (the runtime asks the driver "
+         "at load) and each takes rows that many apart (`persistent`); where two copies of a thread's share of the row fit its registers, "
          "the loop loads the next row while it reduces this one (`next_row`). Off by default: on the H100 the "
          "loop alone measured no faster (softmax 1024x128256 bf16 308 against 309 us; "
          "bench/results/2026-12-06-h100-session37.md)", LOWER,

@@ -7,6 +7,8 @@
 # Where two copies of a thread's share of the row fit its registers (`next_row`: clusters of 8 here),
 # the loop carries the next row's loads: rows of a whole number of vectors, rows of odd width (their
 # head and tail elements carried too, `windows`), and the last row loaded again by every cluster.
+# A row of one block loops the same way (`--row-cluster` 0 or 1: the runtime launches as many blocks
+# as run at once, from cuOccupancyMaxActiveBlocksPerMultiprocessor; a block barrier ends each row).
 
 # REQUIRES: cuda
 # RUN: %python %s | FileCheck %s
@@ -16,10 +18,15 @@
 # CHECK: softmax 1024x128256 bf16 c8: ok {{.*}} fewer blocks than the manifest's=True deterministic=True next_row=True
 # CHECK: log_softmax 300x50257 bf16 c8: ok {{.*}} fewer blocks than the manifest's=True deterministic=True next_row=True
 # CHECK: rmsnorm 517x32001 fp32 c8: ok {{.*}} fewer blocks than the manifest's=True deterministic=True next_row=True
+# CHECK: softmax 4096x32768 bf16 block: ok {{.*}} fewer blocks than the manifest's=True deterministic=True next_row=True
+# CHECK: layer_norm 3000x7001 fp32 block: ok {{.*}} fewer blocks than the manifest's=True deterministic=True next_row=True
+# CHECK: sum 20000x1000 fp32 block: ok {{.*}} fewer blocks than the manifest's=True deterministic=True next_row=True
 # CHECK: dynamic rows 3: ok
 # CHECK: dynamic rows 700: ok
 # CHECK: dynamic rows c8 1: ok
 # CHECK: dynamic rows c8 333: ok
+# CHECK: dynamic rows block 5: ok
+# CHECK: dynamic rows block 9999: ok
 
 import torch
 import torch.nn.functional as F
@@ -55,6 +62,10 @@ run("log_softmax 300x50257 bf16 c8", lambda x: torch.log_softmax(x.float(), -1).
     torch.bfloat16, row_cluster=8)
 run("rmsnorm 517x32001 fp32 c8", lambda x, w: x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w,
     [(517, 32001), (32001,)], torch.float32, row_cluster=8)
+run("softmax 4096x32768 bf16 block", lambda x: torch.softmax(x, -1), [(4096, 32768)], torch.bfloat16, row_cluster=1)
+run("layer_norm 3000x7001 fp32 block", lambda x, w, b: F.layer_norm(x, x.shape[-1:], w, b),
+    [(3000, 7001), (7001,), (7001,)], torch.float32, row_cluster=1)
+run("sum 20000x1000 fp32 block", lambda x: x / x.sum(-1, keepdim=True), [(20000, 1000)], torch.float32, row_cluster=1)
 
 x = torch.randn(8, 65536, device="cuda")
 dynamic = fusec.compile(lambda x: torch.softmax(x, -1), (x,), dynamic_shapes=({0: Dim("rows")},), row_cluster=2,
@@ -70,3 +81,10 @@ for n in (1, 333):
     y = torch.randn(n, 65536, device="cuda")
     err = (dynamic(y).double() - torch.softmax(y.double(), -1)).abs().max().item()
     print(f"dynamic rows c8 {n}: {'ok' if err < 1e-6 else 'WRONG'}")
+
+x = torch.randn(8, 4096, device="cuda")
+dynamic = fusec.compile(lambda x: torch.softmax(x, -1), (x,), dynamic_shapes=({0: Dim("rows")},), row_persistent=True)
+for n in (5, 9999):
+    y = torch.randn(n, 4096, device="cuda")
+    err = (dynamic(y).double() - torch.softmax(y.double(), -1)).abs().max().item()
+    print(f"dynamic rows block {n}: {'ok' if err < 1e-6 else 'WRONG'}")

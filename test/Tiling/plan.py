@@ -83,12 +83,13 @@ show("row_cluster_4", rows(4096, 65536), row_cluster=4)
 # CHECK-NEXT: schedule=row_registers rows=1024 row_length=128256 threads=1024 lanes=8 cluster=4 vectors_per_thread=4
 show("row_cluster_bf16_vocabulary", rows(1024, 128256, width=2))
 # CHECK-LABEL: TEST: row_cluster_persistent
-# `row_persistent`: the same cluster, its blocks looping over rows; a row that fits one block is not split.
+# `row_persistent`: the same cluster, its blocks looping over rows; a row that fits one block is not
+# split, and its block loops over rows.
 # The loop carries the next row's loads where two copies of the thread's share fit its registers
 # (`next_row`): 4 vectors of 8 bf16 are 16 registers, twice 32, the budget at 1024 threads; fp32
 # rows of 65536 over 2 blocks are 32 registers a thread, 64 twice: no; over 8 blocks, 8 and 16: yes.
 # CHECK-NEXT: schedule=row_registers rows=1024 row_length=128256 threads=1024 lanes=8 cluster=4 persistent=True next_row=True vectors_per_thread=4
-# CHECK-NEXT: schedule=row_registers rows=1024 row_length=4096 threads=256 lanes=4 vectors_per_thread=4 prefetch=True
+# CHECK-NEXT: schedule=row_registers rows=1024 row_length=4096 threads=256 lanes=4 persistent=True next_row=True vectors_per_thread=4 prefetch=True
 # CHECK-NEXT: cluster=2 persistent=True vectors_per_thread=8
 # CHECK-NEXT: cluster=8 persistent=True next_row=True vectors_per_thread=2
 show("row_cluster_persistent", rows(1024, 128256, width=2, prefetch_loads=((True, 2),)), row_persistent=True)

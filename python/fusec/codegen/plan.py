@@ -90,7 +90,7 @@ class Plan:
     read_only_cache: str = "off"  # which inputs are read through the read-only data cache
     l2_evict_last: bool = False  # the row-sized inputs loaded with an L2 evict_last policy
     cluster: int = 1  # row_registers: blocks a row is split over (a thread-block cluster, `cluster`)
-    persistent: bool = False  # row_registers with a cluster: each cluster loops over rows (`row_persistent`)
+    persistent: bool = False  # row_registers: each block (cluster) loops over rows (`row_persistent`)
     next_row: bool = False  # persistent: the loop carries the next row's loads (`next_row`)
     window: bool = False  # row schedules: an aligned body of vectors, the head and tail by elements (`windows`)
     rows_per_block: int = 1  # row_registers: rows a block takes, a warp each (`rows_per_block`)
@@ -119,7 +119,7 @@ class Plan:
         if self.schedule == "scan_columns":
             return out
         looped = {"persistent": True, **({"next_row": True} if self.next_row else {})} if self.persistent else {}
-        return {**out, **({"cluster": self.cluster, **looped} if self.cluster > 1 else {}),
+        return {**out, **({"cluster": self.cluster} if self.cluster > 1 else {}), **looped,
                 **({"rows_per_block": self.rows_per_block} if self.rows_per_block > 1 else {}),
                 "vectors_per_thread": self.vectors_per_thread, "prefetch": self.prefetch,
                 **({"vectors_in_registers": self.vectors_in_registers} if self.hybrid else {}),
@@ -135,8 +135,7 @@ class Refusal:
         return f"not fusable by these schedules: {self.reason}"
 
 
-def _static_or_dynamic(n):
-    """What a schedule description records for a count: the number, or "dynamic"."""
+def _static_or_dynamic(n):  # what a schedule description records for a count
     return "dynamic" if n is None else n
 
 
@@ -233,10 +232,11 @@ def _row_registers(facts: Facts, knobs: Knobs, lanes: int, variance: bool, windo
     if c > 1:
         threads, per_thread = row_threads(-(-n_vectors // c), facts.n_rows, knobs.vectors)
         held = per_thread
+    per_block = _rows_per_block(facts, knobs, threads, held < per_thread or c > 1)
+    looped = knobs.row_persistent and held == per_thread and per_block == 1  # no hybrid, a row a block
     return Plan("row_registers", threads, lanes, rows=facts.n_rows, row_length=facts.row_length, cluster=c,
-                persistent=c > 1 and knobs.row_persistent, window=window,
-                next_row=c > 1 and knobs.row_persistent and _prefetch_fits(facts, lanes, per_thread, threads, 2),
-                rows_per_block=_rows_per_block(facts, knobs, threads, held < per_thread or c > 1),
+                persistent=looped, window=window, rows_per_block=per_block,
+                next_row=looped and _prefetch_fits(facts, lanes, per_thread, threads, 2),
                 vectors_per_thread=per_thread, vectors_in_registers=held,
                 prefetch=knobs.row_prefetch and _prefetch_fits(facts, lanes, per_thread, threads),
                 stash=knobs.row_stash and held < per_thread and threads > _WARP and not window,

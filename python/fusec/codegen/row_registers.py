@@ -43,15 +43,15 @@ def build(plan, group):
     bx, tx = body.arguments[0], body.arguments[3]
     kernel = Kernel(plan.lanes)
     with ir.InsertionPoint(body):
-        if c == 1:
+        if plan.persistent:
+            _rows_of_cluster(plan, group, kernel, body, bx, tx, blocks)
+        elif c == 1:
             row_index = bx
             if per_block > 1:  # warp w of block b takes row b * per_block + w; tx is then the thread's lane
                 row_index = arith.AddIOp(arith.MulIOp(bx, const(per_block)).result,
                                          arith.DivUIOp(tx, const(threads)).result).result
                 tx = arith.RemUIOp(tx, const(threads)).result
             _row(plan, group, kernel, body, None, row_index, tx)
-        elif plan.persistent:
-            _rows_of_cluster(plan, group, kernel, body, bx, tx, blocks)
         else:
             rank, row_index = cluster.rank_and_cluster(bx, c)
             _row(plan, group, kernel, body, rank, row_index, tx)
@@ -62,15 +62,19 @@ def build(plan, group):
 
 
 def _rows_of_cluster(plan, group, kernel, body, bx, tx, blocks) -> None:
-    """The rows of this block's cluster (`persistent`): cluster k of K takes rows k, k + K, ... K is
-    read from the hardware (`%nclusterid`), not the launch: the runtime launches as many clusters as
-    the GPU runs at once (the loop's `fusec.persistent_clusters` tells the manifest so). A reduction's
-    shared buffer is written again only for the next row: where a row has one cluster round, a
-    barrier ends each row, so that no peer still reads the last row's value; with two or more, the
-    next round's barrier already orders them. With `next_row` the loop carries the next row's loads."""
+    """The rows of this block's cluster, or of the block alone (`persistent`): cluster k of K takes
+    rows k, k + K, ... K is read from the hardware (`%nclusterid`, `%nctaid` without clusters), not
+    the launch: the runtime launches as many as the GPU runs at once (the loop's
+    `fusec.persistent_clusters` tells the manifest so), and the kernel's known grid size is the
+    manifest's. A reduction's shared buffer is written again only for the next row: where a row has
+    one cluster round, a barrier ends each row, so that no peer still reads the last row's value;
+    with two or more, the next round's barrier already orders them; a block alone ends each row with
+    a block barrier. With `next_row` the loop carries the next row's loads."""
     c = plan.cluster
-    rank, first = cluster.rank_and_cluster(bx, c)
-    clusters = arith.IndexCastOp(ir.IndexType.get(), nvvm.read_ptx_sreg_nclusterid_x(results=[ir.IntegerType.get_signless(32)]))
+    i32 = ir.IntegerType.get_signless(32)
+    rank, first = cluster.rank_and_cluster(bx, c) if c > 1 else (None, bx)
+    count = nvvm.read_ptx_sreg_nclusterid_x(results=[i32]) if c > 1 else nvvm.read_ptx_sreg_nctaid_x(results=[i32])
+    clusters = arith.IndexCastOp(ir.IndexType.get(), count)
     end = index(blocks)
     carried, last = [], None
     if plan.next_row:
@@ -91,7 +95,9 @@ def _rows_of_cluster(plan, group, kernel, body, bx, tx, blocks) -> None:
     with ir.InsertionPoint(loop.body):
         _row(plan, group, kernel, body, rank, loop.induction_variable, tx, load_next if carried else None)
         rounds = sum(op.operation.name == "nvvm.cluster.wait" for op in loop.body.operations)
-        if rounds < 2:
+        if c == 1:
+            gpu.BarrierOp()
+        elif rounds < 2:
             cluster.barrier()
         scf.YieldOp(following)
     kernel.cache = {}  # the row's values live in the loop's body only

@@ -66,11 +66,17 @@ class CudaExecutable(Executable):
         return self._functions[name]
 
     def _resident_blocks(self, handle, step: dict) -> int | None:
+        shared = step["shared_bytes"] if isinstance(step["shared_bytes"], int) else 0
+        if step["persistent_clusters"] == 1:  # no clusters: blocks an SM, times the SMs
+            with torch.cuda.device(self.device):
+                per_sm = _check(driver.cuOccupancyMaxActiveBlocksPerMultiprocessor(handle, step["block"][0], shared),
+                                "cuOccupancyMaxActiveBlocksPerMultiprocessor")
+            return max(int(per_sm), 1) * torch.cuda.get_device_properties(self.device).multi_processor_count
         # The kernel's PTX requires its cluster size (.reqnctapercluster): the config gives none.
         config = driver.CUlaunchConfig()
         config.gridDimX, config.gridDimY, config.gridDimZ = step["persistent_clusters"], 1, 1
         config.blockDimX, config.blockDimY, config.blockDimZ = step["block"]
-        config.sharedMemBytes = step["shared_bytes"] if isinstance(step["shared_bytes"], int) else 0
+        config.sharedMemBytes = shared
         with torch.cuda.device(self.device):
             clusters = _check(driver.cuOccupancyMaxActiveClusters(handle, config), "cuOccupancyMaxActiveClusters")
         return max(int(clusters), 1) * step["persistent_clusters"]
