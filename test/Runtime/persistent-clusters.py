@@ -67,24 +67,18 @@ run("layer_norm 3000x7001 fp32 block", lambda x, w, b: F.layer_norm(x, x.shape[-
     [(3000, 7001), (7001,), (7001,)], torch.float32, row_cluster=1)
 run("sum 20000x1000 fp32 block", lambda x: x / x.sum(-1, keepdim=True), [(20000, 1000)], torch.float32, row_cluster=1)
 
-x = torch.randn(8, 65536, device="cuda")
-dynamic = fusec.compile(lambda x: torch.softmax(x, -1), (x,), dynamic_shapes=({0: Dim("rows")},), row_cluster=2,
-                        row_persistent=True)
-for n in (3, 700):
-    y = torch.randn(n, 65536, device="cuda")
-    err = (dynamic(y).double() - torch.softmax(y.double(), -1)).abs().max().item()
-    print(f"dynamic rows {n}: {'ok' if err < 1e-6 else 'WRONG'}")
 
-dynamic = fusec.compile(lambda x: torch.softmax(x, -1), (x,), dynamic_shapes=({0: Dim("rows")},), row_cluster=8,
-                        row_persistent=True)
-for n in (1, 333):
-    y = torch.randn(n, 65536, device="cuda")
-    err = (dynamic(y).double() - torch.softmax(y.double(), -1)).abs().max().item()
-    print(f"dynamic rows c8 {n}: {'ok' if err < 1e-6 else 'WRONG'}")
+def dynamic_rows(name, width, counts, **knobs):
+    """Softmax over a dynamic row count, compiled once, called at each of `counts` rows."""
+    x = torch.randn(8, width, device="cuda")
+    compiled = fusec.compile(lambda x: torch.softmax(x, -1), (x,), dynamic_shapes=({0: Dim("rows")},),
+                             row_persistent=True, **knobs)
+    for n in counts:
+        y = torch.randn(n, width, device="cuda")
+        err = (compiled(y).double() - torch.softmax(y.double(), -1)).abs().max().item()
+        print(f"{name} {n}: {'ok' if err < 1e-6 else 'WRONG'}")
 
-x = torch.randn(8, 4096, device="cuda")
-dynamic = fusec.compile(lambda x: torch.softmax(x, -1), (x,), dynamic_shapes=({0: Dim("rows")},), row_persistent=True)
-for n in (5, 9999):
-    y = torch.randn(n, 4096, device="cuda")
-    err = (dynamic(y).double() - torch.softmax(y.double(), -1)).abs().max().item()
-    print(f"dynamic rows block {n}: {'ok' if err < 1e-6 else 'WRONG'}")
+
+dynamic_rows("dynamic rows", 65536, (3, 700), row_cluster=2)
+dynamic_rows("dynamic rows c8", 65536, (1, 333), row_cluster=8)
+dynamic_rows("dynamic rows block", 4096, (5, 9999))
