@@ -88,24 +88,34 @@ def _lanes(value) -> int:
 
 def run(module_op, pass_) -> None:
     for launch in gpu_launches(module_op):
-        divides = []
-        launch.walk(lambda op: (divides.append(op) if op.name == "arith.divf" else None) or ir.WalkResult.ADVANCE)
-        by_divisor = []  # (scalar divisor, its divides): Values compare by identity
-        for op in divides:
-            divisor = _scalar_divisor(op)
-            if divisor is None or not _approximate(op):
-                continue
-            same = next((ops for d, ops in by_divisor if d == divisor), None)
-            if same is None:
-                by_divisor.append((divisor, [op]))
-            else:
-                same.append(op)
-        for divisor, ops in by_divisor:
-            if sum(_lanes(op.results[0]) for op in ops) < 2:
-                continue  # one scalar quotient: a reciprocal and a multiply would cost what the divide does
+        # One divisor at a time, the kernel read again after each: a divisor may itself be a
+        # quotient (a mean divided by the row length, then x divided by the mean), and its divide is
+        # replaced when its own divisor's turn comes. Each turn leaves one scalar divide behind (the
+        # reciprocal: one lane), so the loop ends.
+        while (found := _next_divisor(launch)) is not None:
+            divisor, ops = found
             reciprocal = _reciprocal(divisor, ops[0].attributes["fastmath"], launch)
             for op in ops:
                 _multiply(op, reciprocal)
+
+
+def _next_divisor(launch):
+    """(the first scalar divisor of the kernel's approximate divides, in walk order, whose quotients
+    have two or more lanes in all; its divides), or None."""
+    divides = []
+    launch.walk(lambda op: (divides.append(op) if op.name == "arith.divf" else None) or ir.WalkResult.ADVANCE)
+    by_divisor = []  # (scalar divisor, its divides): Values compare by identity
+    for op in divides:
+        divisor = _scalar_divisor(op)
+        if divisor is None or not _approximate(op):
+            continue
+        same = next((ops for d, ops in by_divisor if d == divisor), None)
+        if same is None:
+            by_divisor.append((divisor, [op]))
+        else:
+            same.append(op)
+    # one scalar quotient: a reciprocal and a multiply would cost what the divide does
+    return next(((d, ops) for d, ops in by_divisor if sum(_lanes(op.results[0]) for op in ops) >= 2), None)
 
 
 def _multiply(op, reciprocal) -> None:

@@ -1,4 +1,9 @@
 // RUN: fusec-opt %s --split-input-file --fusec-reciprocal-divisors | FileCheck %s
+// The whole pipeline on a divisor that is a quotient (@chain below): one kernel, one reciprocal of
+// the row length's mean, no divide left per element.
+// RUN: fusec %S/Inputs/divide_by_mean.py -o %t.ptx && FileCheck %s --check-prefix=PTX --input-file %t.ptx
+// PTX:     rcp.approx
+// PTX-NOT: div.approx
 
 // A softmax's epilogue: approximate divides by the row's sum (a scalar broadcast to each slot)
 // become one reciprocal, right after the sum, and a multiply per slot, keeping their flags.
@@ -76,6 +81,39 @@ func.func @scalars(%out: memref<4xf32>, %a: f32, %b: f32) {
     %three = arith.divf %one, %a fastmath<afn> : f32
     memref.store %two, %out[%c0] : memref<4xf32>
     memref.store %three, %out[%c1] : memref<4xf32>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// A divisor that is itself a quotient (x divided by a mean, the mean a sum divided by the row
+// length): the divisors are taken one at a time, so the mean's divide is replaced after the
+// reciprocal of the mean reads it, and every value is still the one it was (v / q, q = c / s).
+// CHECK-LABEL: func.func @chain
+// CHECK:         %[[S:.*]] = arith.addf %arg2, %arg2 : f32
+// CHECK:         %[[RS:.*]] = arith.divf %{{.*}}, %[[S]] fastmath<afn> : f32
+// CHECK-NEXT:    %[[Q:.*]] = arith.mulf %arg4, %[[RS]] fastmath<afn> : f32
+// CHECK:         %[[RQ:.*]] = arith.divf %{{.*}}, %[[Q]] fastmath<afn> : f32
+// CHECK-NEXT:    %[[Q2:.*]] = arith.mulf %arg3, %[[RS]] fastmath<afn> : f32
+// CHECK:         %[[B:.*]] = vector.broadcast %[[RQ]] : f32 to vector<4xf32>
+// CHECK-NEXT:    %[[D:.*]] = arith.mulf %{{.*}}, %[[B]] fastmath<afn> : vector<4xf32>
+// CHECK:         %[[B2:.*]] = vector.broadcast %[[Q2]] : f32 to vector<4xf32>
+// CHECK-NEXT:    arith.addf %[[D]], %[[B2]] : vector<4xf32>
+func.func @chain(%x: memref<4x64xf32>, %out: memref<4x64xf32>, %a: f32, %b: f32, %c: f32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%nx = %c1, %ny = %c1, %nz = %c1) {
+    %v = vector.load %x[%c0, %c0] : memref<4x64xf32>, vector<4xf32>
+    %s = arith.addf %a, %a : f32
+    %q = arith.divf %c, %s fastmath<afn> : f32
+    %q2 = arith.divf %b, %s fastmath<afn> : f32
+    %bq = vector.broadcast %q : f32 to vector<4xf32>
+    %d = arith.divf %v, %bq fastmath<afn> : vector<4xf32>
+    %bq2 = vector.broadcast %q2 : f32 to vector<4xf32>
+    %e = arith.addf %d, %bq2 : vector<4xf32>
+    vector.store %e, %out[%c0, %c0] : memref<4x64xf32>, vector<4xf32>
     gpu.terminator
   }
   return
