@@ -127,10 +127,15 @@ KNOBS: tuple[Knob, ...] = (
          schedule=True, cli=True),
     Knob("row_persistent", False, Flag(), "row_registers kernels of a row a block or a cluster (`cluster`) loop over "
          "rows: the grid holds as many blocks or clusters as the GPU runs at once (the runtime asks the driver "
-         "at load) and each takes rows that many apart (`persistent`); where two copies of a thread's share of the row fit its registers, "
-         "the loop loads the next row while it reduces this one (`next_row`). Off by default: on the H100 the "
-         "loop alone measured no faster (softmax 1024x128256 bf16 308 against 309 us; "
-         "bench/results/2026-12-06-h100-session37.md)", LOWER,
+         "at load) and each takes rows that many apart (`persistent`). Off by default: on the H100, softmax "
+         "1024x128256 bf16 went from 291 to 257 us only with clusters of 8 and one barrier a reduction, and "
+         "GPT-2's log_softmax 4096x50257 bf16 from 288 to 485 us that way (bench/results/2026-12-06-h100-session38.md)",
+         LOWER, cli=True),
+    Knob("persistent_prefetch", False, Flag(), "with `row_persistent`: where two copies of a thread's share of "
+         "the row fit its registers, the loop loads the next row while it reduces this one (`next_row`). Off by "
+         "default: on the H100 it made the kernels slower (softmax 1024x128256 bf16, clusters of 8: 257 -> 334 us; "
+         "likely the extra registers halving the blocks an SM holds, not profiled; "
+         "bench/results/2026-12-06-h100-session38.md)", LOWER,
          cli=True),
     Knob("rows_per_block", 0, Range(0, 32, note=" (0: the heuristic)"), "row_registers kernels whose row takes "
          "one warp put this many rows in a block, a warp each, each row's reductions combined by the warp's "

@@ -4,8 +4,8 @@
 # a row divided by its sum and LayerNorm (one round: a barrier ends each row, so the next row's
 # value is not written while a peer still reads the last), rows that do not divide among the
 # clusters, a dynamic row count (the grid clamped at each call), and bitwise-equal repeated calls.
-# Where two copies of a thread's share of the row fit its registers (`next_row`: clusters of 8 here),
-# the loop carries the next row's loads: rows of a whole number of vectors, rows of odd width (their
+# With `persistent_prefetch`, where two copies of a thread's share of the row fit its registers
+# (`next_row`: clusters of 8 here), the loop carries the next row's loads: rows of a whole number of vectors, rows of odd width (their
 # head and tail elements carried too, `windows`), and the last row loaded again by every cluster.
 # A row of one block loops the same way (`--row-cluster` 0 or 1: the runtime launches as many blocks
 # as run at once, from cuOccupancyMaxActiveBlocksPerMultiprocessor; a block barrier ends each row).
@@ -40,7 +40,7 @@ torch.manual_seed(0)
 
 def run(name, fn, shapes, dtype, **knobs):
     args = tuple(torch.randn(s, device="cuda").to(dtype) for s in shapes)
-    compiled = fusec.compile(fn, args, row_persistent=True, **knobs)
+    compiled = fusec.compile(fn, args, row_persistent=True, persistent_prefetch=bool(knobs), **knobs)
     got = compiled(*args)
     launch = compiled.manifest["steps"][0]
     clamped = launch.get("persistent_clusters") is not None and \
@@ -65,14 +65,15 @@ run("rmsnorm 517x32001 fp32 c8", lambda x, w: x * torch.rsqrt(x.pow(2).mean(-1, 
 run("softmax 4096x32768 bf16 block", lambda x: torch.softmax(x, -1), [(4096, 32768)], torch.bfloat16, row_cluster=1)
 run("layer_norm 3000x7001 fp32 block", lambda x, w, b: F.layer_norm(x, x.shape[-1:], w, b),
     [(3000, 7001), (7001,), (7001,)], torch.float32, row_cluster=1)
-run("sum 20000x1000 fp32 block", lambda x: x / x.sum(-1, keepdim=True), [(20000, 1000)], torch.float32, row_cluster=1)
+run("sum 20000x1000 fp32 block", lambda x: x.abs() / x.abs().sum(-1, keepdim=True), [(20000, 1000)], torch.float32,
+    row_cluster=1)
 
 
 def dynamic_rows(name, width, counts, **knobs):
     """Softmax over a dynamic row count, compiled once, called at each of `counts` rows."""
     x = torch.randn(8, width, device="cuda")
     compiled = fusec.compile(lambda x: torch.softmax(x, -1), (x,), dynamic_shapes=({0: Dim("rows")},),
-                             row_persistent=True, **knobs)
+                             row_persistent=True, persistent_prefetch=True, **knobs)
     for n in counts:
         y = torch.randn(n, width, device="cuda")
         err = (compiled(y).double() - torch.softmax(y.double(), -1)).abs().max().item()

@@ -15,7 +15,7 @@ assert "fusec.mlir" not in sys.modules and "torch_mlir" not in sys.modules  # th
 
 def knobs(**changes):
     """The pass's knobs, spelled out here (the test's own values), with `changes`."""
-    values = dict(threads_per_block=256, row_registers=32, row_cluster=0, row_persistent=False, row_prefetch=True, row_unroll=4,
+    values = dict(threads_per_block=256, row_registers=32, row_cluster=0, row_persistent=False, persistent_prefetch=False, row_prefetch=True, row_unroll=4,
                   vectors=0,
                   read_only_cache="off", l2_evict_last=False, row_stash=False, one_barrier_rows=64,
                   one_round_variance=True, row_windows=True, rows_per_block=0)
@@ -85,17 +85,19 @@ show("row_cluster_bf16_vocabulary", rows(1024, 128256, width=2))
 # CHECK-LABEL: TEST: row_cluster_persistent
 # `row_persistent`: the same cluster, its blocks looping over rows; a row that fits one block is not
 # split, and its block loops over rows.
-# The loop carries the next row's loads where two copies of the thread's share fit its registers
-# (`next_row`): 4 vectors of 8 bf16 are 16 registers, twice 32, the budget at 1024 threads; fp32
+# With `persistent_prefetch` the loop carries the next row's loads where two copies of the thread's
+# share fit its registers (`next_row`): 4 vectors of 8 bf16 are 16 registers, twice 32, the budget at 1024 threads; fp32
 # rows of 65536 over 2 blocks are 32 registers a thread, 64 twice: no; over 8 blocks, 8 and 16: yes.
 # CHECK-NEXT: schedule=row_registers rows=1024 row_length=128256 threads=1024 lanes=8 cluster=4 persistent=True next_row=True vectors_per_thread=4
 # CHECK-NEXT: schedule=row_registers rows=1024 row_length=4096 threads=256 lanes=4 persistent=True next_row=True vectors_per_thread=4 prefetch=True
 # CHECK-NEXT: cluster=2 persistent=True vectors_per_thread=8
 # CHECK-NEXT: cluster=8 persistent=True next_row=True vectors_per_thread=2
-show("row_cluster_persistent", rows(1024, 128256, width=2, prefetch_loads=((True, 2),)), row_persistent=True)
-print(" ".join(f"{k}={v}" for k, v in plan(rows(1024, 4096), knobs(row_persistent=True)).record().items()))
+show("row_cluster_persistent", rows(1024, 128256, width=2, prefetch_loads=((True, 2),)), row_persistent=True,
+     persistent_prefetch=True)
+print(" ".join(f"{k}={v}" for k, v in plan(rows(1024, 4096), knobs(row_persistent=True, persistent_prefetch=True)).record().items()))
 for c in (2, 8):
-    record = plan(rows(64, 65536, prefetch_loads=((True, 4),)), knobs(row_persistent=True, row_cluster=c)).record()
+    record = plan(rows(64, 65536, prefetch_loads=((True, 4),)),
+                  knobs(row_persistent=True, persistent_prefetch=True, row_cluster=c)).record()
     print(" ".join(f"{k}={record[k]}" for k in ("cluster", "persistent", "next_row", "vectors_per_thread") if k in record))
 # CHECK-LABEL: TEST: row_cluster_odd
 # 50257 floats (GPT-2's vocabulary): no vectors; 2 blocks of 1024 threads, 25 each, the last masked.

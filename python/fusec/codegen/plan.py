@@ -236,7 +236,7 @@ def _row_registers(facts: Facts, knobs: Knobs, lanes: int, variance: bool, windo
     looped = knobs.row_persistent and held == per_thread and per_block == 1  # no hybrid, a row a block
     return Plan("row_registers", threads, lanes, rows=facts.n_rows, row_length=facts.row_length, cluster=c,
                 persistent=looped, window=window, rows_per_block=per_block,
-                next_row=looped and _prefetch_fits(facts, lanes, per_thread, threads, 2),
+                next_row=looped and knobs.persistent_prefetch and _prefetch_fits(facts, lanes, per_thread, threads, 2),
                 vectors_per_thread=per_thread, vectors_in_registers=held,
                 prefetch=knobs.row_prefetch and _prefetch_fits(facts, lanes, per_thread, threads),
                 stash=knobs.row_stash and held < per_thread and threads > _WARP and not window,
