@@ -54,6 +54,12 @@ def stored_widths(launch) -> set[int]:
     return widths
 
 
+def fastmath_flags(op) -> str:
+    """The op's fastmath flags as written inside `#arith.fastmath<...>` ("none" when it has none)."""
+    current = str(op.attributes["fastmath"]) if "fastmath" in op.attributes else "#arith.fastmath<none>"
+    return current[len("#arith.fastmath<"):-1]
+
+
 def with_afn(flags: str) -> str:
     names = set() if flags in ("", "none") else set(flags.split(","))
     return "fast" if "fast" in names else ",".join(sorted(names | {"afn"}))
@@ -91,6 +97,4 @@ def approximate(launch, names) -> None:
     for op in ops:
         if op.name == "arith.divf" and rounded_to_integer(op.results[0]):
             continue
-        current = str(op.attributes["fastmath"]) if "fastmath" in op.attributes else "#arith.fastmath<none>"
-        flags = current[len("#arith.fastmath<"):-1]
-        op.attributes["fastmath"] = ir.Attribute.parse(f"#arith.fastmath<{with_afn(flags)}>")
+        op.attributes["fastmath"] = ir.Attribute.parse(f"#arith.fastmath<{with_afn(fastmath_flags(op))}>")

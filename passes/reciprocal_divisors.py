@@ -33,15 +33,14 @@ from torch_mlir.dialects import arith, vector
 
 from fusec.codegen.built import gpu_launches
 
+from .fast_math_16bit import fastmath_flags
+
 FLAG = "fusec-reciprocal-divisors"
 SUMMARY = "An approximate divide by a scalar (broadcast or not) becomes a multiply by its reciprocal, taken once"
 
 
 def _approximate(op) -> bool:
-    if "fastmath" not in op.attributes:
-        return False
-    flags = str(op.attributes["fastmath"])[len("#arith.fastmath<"):-1].split(",")
-    return "afn" in flags or "fast" in flags
+    return bool({"afn", "fast"} & set(fastmath_flags(op).split(",")))
 
 
 def _scalar_divisor(op):

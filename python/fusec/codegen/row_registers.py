@@ -73,8 +73,8 @@ def _rows_of_cluster(plan, group, kernel, body, bx, tx, blocks) -> None:
     c = plan.cluster
     i32 = ir.IntegerType.get_signless(32)
     rank, first = cluster.rank_and_cluster(bx, c) if c > 1 else (None, bx)
-    count = nvvm.read_ptx_sreg_nclusterid_x(results=[i32]) if c > 1 else nvvm.read_ptx_sreg_nctaid_x(results=[i32])
-    clusters = arith.IndexCastOp(ir.IndexType.get(), count)
+    looping = nvvm.read_ptx_sreg_nclusterid_x(results=[i32]) if c > 1 else nvvm.read_ptx_sreg_nctaid_x(results=[i32])
+    clusters = arith.IndexCastOp(ir.IndexType.get(), looping)
     end = index(blocks)
     carried, last = [], None
     if plan.next_row:
