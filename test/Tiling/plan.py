@@ -152,6 +152,14 @@ show("hybrid_stash", rows(4096, 32768), vectors=16, row_stash=True)
 # CHECK-LABEL: TEST: stash_needs_a_hybrid
 # CHECK-NEXT: vectors_per_thread=8 prefetch=True stash=False
 show("stash_needs_a_hybrid", rows(4096, 32768), row_stash=True)
+# CHECK-LABEL: TEST: cluster_over_hybrid
+# `row_cluster` above 1 with `vectors` asks for the cluster: 8 blocks of 256 threads holding 8 vectors of
+# 8 bf16 each (where `row-registers` allows 64); without the cluster, the same `vectors` make a hybrid.
+# CHECK-NEXT: schedule=row_registers rows=1024 row_length=128256 threads=256 lanes=8 cluster=8 vectors_per_thread=8 prefetch=True stash=False
+show("cluster_over_hybrid", rows(1024, 128256, width=2), row_cluster=8, vectors=8, row_registers=64)
+# CHECK-LABEL: TEST: hybrid_without_cluster
+# CHECK-NEXT: threads=1024 lanes=8 vectors_per_thread=16 prefetch=True vectors_in_registers=4 stash=False
+show("hybrid_without_cluster", rows(1024, 128256, width=2), vectors=8)
 # CHECK-LABEL: TEST: hybrid_needs_registers
 # No register for the row at all (`row-registers` 0): no hybrid, the loop.
 # CHECK-NEXT: schedule=row_loop

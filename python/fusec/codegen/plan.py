@@ -275,8 +275,8 @@ _HYBRID_ROWS = 512
 def _hybrid(facts: Facts, knobs: Knobs, held: int, per_thread: int) -> bool:
     """Whether a row too long for a block's registers is a hybrid (`held` of a thread's `per_thread`
     slots in registers): when a `vectors` knob asks for the slots, or by the heuristic (`row_cluster`
-    0) for many rows of which a thread reads at most half again."""
-    if not held or per_thread > _MAX_SLOTS:
+    0) for many rows of which a thread reads at most half again; never where `row_cluster` asks for a cluster."""
+    if not held or per_thread > _MAX_SLOTS or knobs.row_cluster > 1:
         return False
     if knobs.vectors:
         return True
