@@ -122,21 +122,22 @@ KNOBS: tuple[Knob, ...] = (
          "longer rows loop over memory (0: always loop)", LOWER, schedule=True, cli=True),
     Knob("row_cluster", 0, Range(0, 8, note=" (0: the heuristic)"), "a row too long for one block's registers is "
          "split over a thread-block cluster of this many blocks, partial results through distributed shared memory "
-         "(`cluster`; 0: the fewest of 2, 4, 8 that hold it; 1: never, the row loops over memory); set above 1, a row "
-         "that fits one block is split too (smaller blocks, more of them an SM)", LOWER,
-         schedule=True, cli=True),
-    Knob("row_persistent", False, Flag(), "row_registers kernels of a row a block or a cluster (`cluster`) loop over "
-         "rows: the grid holds as many blocks or clusters as the GPU runs at once (the runtime asks the driver "
-         "at load) and each takes rows that many apart (`persistent`). Off by default: on the H100, softmax "
-         "1024x128256 bf16 went from 291 to 257 us only with clusters of 8 and one barrier a reduction, and "
-         "GPT-2's log_softmax 4096x50257 bf16 from 288 to 485 us that way (bench/results/2026-12-06-h100-session38.md)",
+         "(`cluster`; 0: the heuristic: for more than 64 rows the long-row rule, a persistent cluster of 8 whose "
+         "threads hold 8 vectors each and load the next row during this one, else the fewest of 2, 4, 8 that hold "
+         "it; 1: never, the row loops over memory); set above 1, a row that fits one block is split too (smaller "
+         "blocks, more of them an SM)", LOWER, schedule=True, cli=True),
+    Knob("row_persistent", False, Flag(), "every row_registers kernel of a row a block or a cluster (`cluster`) loops "
+         "over rows: the grid holds as many blocks or clusters as the GPU runs at once (the runtime asks the driver "
+         "at load) and each takes rows that many apart (`persistent`). Off by default (the long-row rule of "
+         "`row-cluster` 0 loops its clusters anyway): GPT-2's log_softmax 4096x50257 bf16, a hybrid of one block a "
+         "row, went from 288 to 485 us as clusters of 8 looping (H100, bench/results/2026-12-06-h100-session38.md)",
          LOWER, cli=True),
     Knob("persistent_prefetch", False, Flag(), "with `row_persistent`: where two copies of a thread's share of "
-         "the row fit its registers, the loop loads the next row while it reduces this one (`next_row`). Off by "
-         "default: on the H100 it made the kernels slower (softmax 1024x128256 bf16, clusters of 8: 257 -> 334 us; "
-         "likely the extra registers halving the blocks an SM holds, not profiled; "
-         "bench/results/2026-12-06-h100-session38.md)", LOWER,
-         cli=True),
+         "the row fit its registers, the loop loads the next row while it reduces this one (`next_row`; the "
+         "long-row rule always does). Off by default: with 4 vectors a thread and clusters of 8 it made softmax "
+         "1024x128256 bf16 slower on the H100 (257 -> 334 us: 76 registers, one block of 512 an SM where there "
+         "were two); with 8 vectors a thread, faster (231 -> 217 us; bench/results/2026-12-06-h100-session39.md)",
+         LOWER, cli=True),
     Knob("rows_per_block", 0, Range(0, 32, note=" (0: the heuristic)"), "row_registers kernels whose row takes "
          "one warp put this many rows in a block, a warp each, each row's reductions combined by the warp's "
          "shuffles alone (`rows_per_block`; 0: 8 rows, or 4 or 2, whichever divides a static count of more "

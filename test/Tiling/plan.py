@@ -63,15 +63,20 @@ show("dynamic_rows", rows(None, 4096))
 
 # CHECK-LABEL: TEST: row_cluster
 # 65536 floats: 16 vectors a thread at 1024 threads, past the registers. 256 rows (fewer than
-# _HYBRID_ROWS): a cluster of 2 blocks, each holding half the row as row_registers holds 32768 floats.
-# CHECK-NEXT: schedule=row_registers rows=256 row_length=65536 threads=1024 lanes=4 cluster=2 vectors_per_thread=8
+# _HYBRID_ROWS, more than _FEW_ROWS): the long-row rule, a persistent cluster of 8 blocks of 256
+# threads holding 8 vectors each, the next row loaded during this one's reductions, one barrier each.
+# 64 rows keep the fewest blocks that hold the row: 2 of 1024 threads, 8 vectors a thread.
+# CHECK-NEXT: schedule=row_registers rows=256 row_length=65536 threads=256 lanes=4 cluster=8 persistent=True next_row=True vectors_per_thread=8 prefetch=True stash=False one_barrier=True
+# CHECK-NEXT: schedule=row_registers rows=64 row_length=65536 threads=1024 lanes=4 cluster=2 vectors_per_thread=8
 show("row_cluster", rows(256, 65536))
+print(" ".join(f"{k}={v}" for k, v in plan(rows(64, 65536), knobs()).record().items()))
 # CHECK-LABEL: TEST: hybrid_many_rows
 # 4096 such rows: a hybrid, 8 of a thread's 16 vectors in registers, the other 8 read again.
 # CHECK-NEXT: schedule=row_registers rows=4096 row_length=65536 threads=1024 lanes=4 vectors_per_thread=16 prefetch=True vectors_in_registers=8
 # CHECK-NEXT: schedule=row_registers rows=dynamic row_length=65536 threads=1024 lanes=4 vectors_per_thread=16 prefetch=True vectors_in_registers=8
-# A thread that would read more than half its slots again (131072 floats: 32 slots) takes the cluster.
-# CHECK-NEXT: schedule=row_registers rows=4096 row_length=131072 threads=1024 lanes=4 cluster=4 vectors_per_thread=8
+# A thread that would read more than half its slots again (131072 floats: 32 slots) takes the
+# long-row rule: 8 blocks of 512 threads.
+# CHECK-NEXT: schedule=row_registers rows=4096 row_length=131072 threads=512 lanes=4 cluster=8 persistent=True next_row=True vectors_per_thread=8
 show("hybrid_many_rows", rows(4096, 65536))
 for facts in (rows(None, 65536), rows(4096, 131072)):
     print(" ".join(f"{k}={v}" for k, v in plan(facts, knobs()).record().items()))
@@ -79,16 +84,20 @@ for facts in (rows(None, 65536), rows(4096, 131072)):
 # CHECK-NEXT: schedule=row_registers rows=4096 row_length=65536 threads=1024 lanes=4 cluster=4 vectors_per_thread=4
 show("row_cluster_4", rows(4096, 65536), row_cluster=4)
 # CHECK-LABEL: TEST: row_cluster_bf16_vocabulary
-# 128256 bf16 (Llama 3's vocabulary): 16032 vectors of 8; 2 blocks would hold 64 a thread, 4 hold 32.
-# CHECK-NEXT: schedule=row_registers rows=1024 row_length=128256 threads=1024 lanes=8 cluster=4 vectors_per_thread=4
+# 128256 bf16 (Llama 3's vocabulary): 16032 vectors of 8, 1024 rows: the long-row rule, 8 blocks of
+# 256 threads, 8 vectors (64 bf16) each. 64 rows keep the fewest blocks that hold the row within
+# `row-registers`: 4 blocks of 1024 threads, 32 bf16 each.
+# CHECK-NEXT: schedule=row_registers rows=1024 row_length=128256 threads=256 lanes=8 cluster=8 persistent=True next_row=True vectors_per_thread=8
+# CHECK-NEXT: schedule=row_registers rows=64 row_length=128256 threads=1024 lanes=8 cluster=4 vectors_per_thread=4
 show("row_cluster_bf16_vocabulary", rows(1024, 128256, width=2))
+print(" ".join(f"{k}={v}" for k, v in plan(rows(64, 128256, width=2), knobs()).record().items()))
 # CHECK-LABEL: TEST: row_cluster_persistent
 # `row_persistent`: the same cluster, its blocks looping over rows; a row that fits one block is not
 # split, and its block loops over rows.
 # With `persistent_prefetch` the loop carries the next row's loads where two copies of the thread's
-# share fit its registers (`next_row`): 4 vectors of 8 bf16 are 16 registers, twice 32, the budget at 1024 threads; fp32
+# share fit its registers (`next_row`; the 1024 rows of 128256 bf16 take the long-row rule's, which has it); fp32
 # rows of 65536 over 2 blocks are 32 registers a thread, 64 twice: no; over 8 blocks, 8 and 16: yes.
-# CHECK-NEXT: schedule=row_registers rows=1024 row_length=128256 threads=1024 lanes=8 cluster=4 persistent=True next_row=True vectors_per_thread=4
+# CHECK-NEXT: schedule=row_registers rows=1024 row_length=128256 threads=256 lanes=8 cluster=8 persistent=True next_row=True vectors_per_thread=8
 # CHECK-NEXT: schedule=row_registers rows=1024 row_length=4096 threads=256 lanes=4 persistent=True next_row=True vectors_per_thread=4 prefetch=True
 # CHECK-NEXT: cluster=2 persistent=True vectors_per_thread=8
 # CHECK-NEXT: cluster=8 persistent=True next_row=True vectors_per_thread=2

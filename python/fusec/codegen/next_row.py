@@ -12,7 +12,7 @@ this one. Here the loop carries those values (its `scf.for` iter_args):
      then loads its slots of row i + K (`load`) and yields them after its reductions and stores;
   3. the last iteration loads the last row again (the row index is clamped: in bounds, from L2).
 
-The plan asks for it where two copies of the row's registers fit (`plan._prefetch_fits`).
+The plan asks for it where two copies of the row's registers fit (`row_budget.prefetch_fits`).
 """
 
 from __future__ import annotations

@@ -26,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
+from fusec.codegen.row_budget import one_barrier, prefetch_fits
 from fusec.knobs import KNOBS, LOWER
 
 __all__ = ["Facts", "Knobs", "Plan", "Refusal", "plan", "row_threads", "vector_lanes"]
@@ -226,21 +227,24 @@ def _row_registers(facts: Facts, knobs: Knobs, lanes: int, variance: bool, windo
     # a row too long for a block's registers, or one that fits when a cluster is asked for (`row_cluster`
     # above 1: smaller blocks, more of them an SM), is split over the blocks of a cluster
     split = held < per_thread and not _hybrid(facts, knobs, held, per_thread)
-    c = _cluster(n_vectors, facts.n_rows, lanes, knobs) if split or (knobs.row_cluster > 1 and held == per_thread) else 1
+    long_rows = split and _long_rows(facts, knobs, n_vectors)
+    c = _LONG_ROW_CLUSTER if long_rows else _cluster(n_vectors, facts.n_rows, lanes, knobs) \
+        if split or (knobs.row_cluster > 1 and held == per_thread) else 1
     if split and c == 1:
         return None  # a row of `row_length` does not fit in registers
     if c > 1:
-        threads, per_thread = row_threads(-(-n_vectors // c), facts.n_rows, knobs.vectors)
+        threads, per_thread = row_threads(-(-n_vectors // c), facts.n_rows, _LONG_ROW_VECTORS if long_rows else knobs.vectors)
         held = per_thread
     per_block = _rows_per_block(facts, knobs, threads, held < per_thread or c > 1)
-    looped = knobs.row_persistent and held == per_thread and per_block == 1  # no hybrid, a row a block
+    looped = (knobs.row_persistent or long_rows) and held == per_thread and per_block == 1  # no hybrid, a row a block
+    next_row = knobs.persistent_prefetch or long_rows
     return Plan("row_registers", threads, lanes, rows=facts.n_rows, row_length=facts.row_length, cluster=c,
                 persistent=looped, window=window, rows_per_block=per_block,
-                next_row=looped and knobs.persistent_prefetch and _prefetch_fits(facts, lanes, per_thread, threads, 2),
+                next_row=looped and next_row and prefetch_fits(facts, lanes, per_thread, threads, 2),
                 vectors_per_thread=per_thread, vectors_in_registers=held,
-                prefetch=knobs.row_prefetch and _prefetch_fits(facts, lanes, per_thread, threads),
+                prefetch=knobs.row_prefetch and prefetch_fits(facts, lanes, per_thread, threads),
                 stash=knobs.row_stash and held < per_thread and threads > _WARP and not window,
-                one_barrier=one_barrier(facts.n_rows, knobs.one_barrier_rows), one_round_variance=variance,
+                one_barrier=long_rows or one_barrier(facts.n_rows, knobs.one_barrier_rows), one_round_variance=variance,
                 read_only_cache=knobs.read_only_cache, l2_evict_last=knobs.l2_evict_last)
 
 
@@ -282,6 +286,27 @@ def _hybrid(facts: Facts, knobs: Knobs, held: int, per_thread: int) -> bool:
         return True
     many = facts.n_rows is None or facts.n_rows >= _HYBRID_ROWS
     return knobs.row_cluster == 0 and many and per_thread <= 2 * held
+
+
+# The heuristic's long rows: a row too long for a block's registers (and not a hybrid), more than
+# _FEW_ROWS of them, is split over a cluster of 8 blocks whose threads hold 8 vectors each (64 bf16,
+# past `row-registers`), the clusters persistent (`persistent`), each loading its next row while it
+# reduces this one (`next_row`), one barrier a reduction. At most 512 threads a block: 8 vectors and
+# the next row's are ~128 registers. On the H100 (bench/results/2026-12-06-h100-session39.md) softmax
+# bf16 1024x128256 went from 60% to 80% of copy, 2000x100003 52% -> 71%, 256x262144 53% -> 65%.
+_LONG_ROW_CLUSTER = 8
+_LONG_ROW_VECTORS = 8
+
+
+def _long_rows(facts: Facts, knobs: Knobs, n_vectors: int) -> bool:
+    """Whether a row too long for one block takes the long-row rule: by the heuristic (`row_cluster`
+    and `vectors` 0), registers allowed (`row-registers` above 0), more than _FEW_ROWS rows, and the
+    cluster's blocks of at most 512 threads hold it."""
+    many = facts.n_rows is None or facts.n_rows > _FEW_ROWS
+    if knobs.row_cluster or knobs.vectors or not knobs.row_registers or not many:
+        return False
+    threads, per_thread = row_threads(-(-n_vectors // _LONG_ROW_CLUSTER), facts.n_rows, _LONG_ROW_VECTORS)
+    return threads <= 512 and per_thread <= _LONG_ROW_VECTORS
 
 
 # The heuristic's cluster: the fewest of these blocks whose registers hold the row, no block of the
@@ -342,37 +367,6 @@ def _columns(facts: Facts, knobs: Knobs) -> Plan:
     return Plan("columns", threads, lanes, rows=facts.n_rows, row_length=facts.row_length,
                 unroll=max(1, min(knobs.row_unroll, facts.row_length)),
                 read_only_cache=knobs.read_only_cache, l2_evict_last=knobs.l2_evict_last)
-
-
-# Registers of row data a thread of a block of `threads` may hold for the prefetch: its share of the
-# SM's 64K (128 at most), less 32 for the kernel's other values (0 spills in `ptxas -v` on the bench
-# suite: test/PTX/suite-kernels.py). At 1024 threads that is 32: a bf16 row of 32768 and its `up`
-# (16 registers each, packed) fit, and RMSNorm·SiLU·up went from 87% to 97% of copy on the H200
-# (with 40, `up` was loaded after the reduction's barrier, with one block per SM to hide nothing).
-_OTHER_REGISTERS = 32
-
-
-def _data_register_budget(threads: int) -> int:
-    return max(0, min(128, 65536 // threads) - _OTHER_REGISTERS)
-
-
-def _prefetch_fits(facts: Facts, lanes: int, per_thread: int, threads: int, copies: int = 1) -> bool:
-    """Whether the rows the prefetch loads (`prefetch.issue`) fit the register budget, `copies` times
-    (2: this row's and the next's, `next_row`): only rows read in order are prefetched."""
-    if not facts.row_map_identity:
-        return False
-    words = sum((lanes if vector else 1) * nbytes for vector, nbytes in facts.prefetch_loads)
-    return copies * -(-words // 4) * per_thread <= _data_register_budget(threads)
-
-
-def one_barrier(n_rows: int | None, most: int) -> bool:
-    """Whether a row kernel's reductions combine the block's threads with one barrier each
-    (`block_reduce`) instead of `gpu.all_reduce`'s two: with at most `most` rows (the option
-    `one-barrier-rows`, _FEW_ROWS by default), where a kernel is its reductions' latency. On the
-    H200 (same-run A/B, 8x4096, best of 6): softmax bf16 2.17 to 1.98 us, fp32 2.33 to 2.21;
-    RMSNorm·SiLU·up and add+RMSNorm bf16 3-4% faster, fp32 within noise.
-    Many rows keep gpu.all_reduce: their barriers hide behind other blocks' loads."""
-    return n_rows is not None and n_rows <= most
 
 
 def _plan_flat(facts: Facts, knobs: Knobs) -> Plan | Refusal:

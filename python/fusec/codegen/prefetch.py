@@ -6,7 +6,7 @@ RMSNorm·up) are in flight while the row is reduced, instead of after the reduct
 nothing else hides their latency (RMSNorm·up bf16 84% -> 97% of copy at 32768x4096 on the H200). A
 weight (one row for all rows) is left where it is used: it comes from cache, and holding it costs
 registers (LayerNorm fp32 at 11008 fell from 98% to 69% of copy with its weight and bias
-prefetched). Skipped when the rows would not fit the register budget (`plan._prefetch_fits`).
+prefetched). Skipped when the rows would not fit the register budget (`row_budget.prefetch_fits`).
 """
 
 from __future__ import annotations

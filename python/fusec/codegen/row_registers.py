@@ -2,7 +2,7 @@
 
 Each thread loads its slice of the row once, in `lanes`-wide vectors, keeps it in registers for
 every reduction and the epilogue; reductions fold lanes, then `gpu.all_reduce` (warp shuffles, one
-shared-memory step) combines the threads, or with few rows `block_reduce` (`plan.one_barrier`).
+shared-memory step) combines the threads, or with few rows `block_reduce` (`row_budget.one_barrier`).
 The rows only the epilogue reads are loaded before the first reduction when registers allow
 (`prefetch`). A row's mean and its variance's sum of squares (LayerNorm) take one block-wide round,
 not two (`row_variance`).
