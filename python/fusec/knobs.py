@@ -120,12 +120,12 @@ KNOBS: tuple[Knob, ...] = (
          cli=True),
     Knob("row_registers", 32, Range(0, 128), "most elements of a row one thread keeps in registers per input; "
          "longer rows loop over memory (0: always loop)", LOWER, schedule=True, cli=True),
-    Knob("row_cluster", 0, Range(0, 8, note=" (0: the heuristic)"), "a row too long for one block's registers is "
+    Knob("row_cluster", 0, Range(0, 16, note=" (0: the heuristic)"), "a row too long for one block's registers is "
          "split over a thread-block cluster of this many blocks, partial results through distributed shared memory "
          "(`cluster`; 0: the heuristic: for more than 64 rows the long-row rule, a persistent cluster of 8 whose "
          "threads hold 8 vectors each and load the next row during this one, else the fewest of 2, 4, 8 that hold "
-         "it; 1: never, the row loops over memory); set above 1, a row that fits one block is split too (smaller "
-         "blocks, more of them an SM)", LOWER, schedule=True, cli=True),
+         "it; 1: never, the row loops over memory; 16, past the portable 8, is opted into at load); set above 1, a row "
+         "that fits one block is split too (smaller blocks, more of them an SM)", LOWER, schedule=True, cli=True),
     Knob("row_persistent", False, Flag(), "every row_registers kernel of a row a block or a cluster (`cluster`) loops "
          "over rows: the grid holds as many blocks or clusters as the GPU runs at once (the runtime asks the driver "
          "at load) and each takes rows that many apart (`persistent`). Off by default (the long-row rule of "

@@ -7,6 +7,7 @@
 # With `persistent_prefetch`, where two copies of a thread's share of the row fit its registers
 # (`next_row`: clusters of 8 here), the loop carries the next row's loads: rows of a whole number of vectors, rows of odd width (their
 # head and tail elements carried too, `windows`), and the last row loaded again by every cluster.
+# A cluster of 16 blocks (past the portable 8: the runtime opts the kernel in) loops the same way.
 # A row of one block loops the same way (`--row-cluster` 0 or 1: the runtime launches as many blocks
 # as run at once, from cuOccupancyMaxActiveBlocksPerMultiprocessor; a block barrier ends each row).
 
@@ -18,6 +19,7 @@
 # CHECK: softmax 1024x128256 bf16 c8: ok {{.*}} fewer blocks than the manifest's=True deterministic=True next_row=True
 # CHECK: log_softmax 300x50257 bf16 c8: ok {{.*}} fewer blocks than the manifest's=True deterministic=True next_row=True
 # CHECK: rmsnorm 517x32001 fp32 c8: ok {{.*}} fewer blocks than the manifest's=True deterministic=True next_row=True
+# CHECK: softmax 256x262144 bf16 c16: ok {{.*}} fewer blocks than the manifest's=True deterministic=True next_row=True
 # CHECK: softmax 4096x32768 bf16 block: ok {{.*}} fewer blocks than the manifest's=True deterministic=True next_row=True
 # CHECK: layer_norm 3000x7001 fp32 block: ok {{.*}} fewer blocks than the manifest's=True deterministic=True next_row=True
 # CHECK: sum 20000x1000 fp32 block: ok {{.*}} fewer blocks than the manifest's=True deterministic=True next_row=True
@@ -62,6 +64,8 @@ run("log_softmax 300x50257 bf16 c8", lambda x: torch.log_softmax(x.float(), -1).
     torch.bfloat16, row_cluster=8)
 run("rmsnorm 517x32001 fp32 c8", lambda x, w: x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w,
     [(517, 32001), (32001,)], torch.float32, row_cluster=8)
+run("softmax 256x262144 bf16 c16", lambda x: torch.softmax(x, -1), [(256, 262144)], torch.bfloat16, row_cluster=16,
+    vectors=8, row_registers=64)
 run("softmax 4096x32768 bf16 block", lambda x: torch.softmax(x, -1), [(4096, 32768)], torch.bfloat16, row_cluster=1)
 run("layer_norm 3000x7001 fp32 block", lambda x, w, b: F.layer_norm(x, x.shape[-1:], w, b),
     [(3000, 7001), (7001,), (7001,)], torch.float32, row_cluster=1)

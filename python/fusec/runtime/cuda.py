@@ -48,6 +48,8 @@ class CudaExecutable(Executable):
             self._functions = {name: _check(driver.cuModuleGetFunction(self._module, name.encode()),
                                             f"cuModuleGetFunction({name})")
                                for name in manifest["kernels"]}
+            for name, handle in self._functions.items():
+                _allow_wide_clusters(handle, name)
 
     _empty = strided_allocator("_empty_strided_cuda")  # on the current device
 
@@ -86,6 +88,19 @@ class CudaExecutable(Executable):
                                        launch.params, 0)
         if (result[0] if isinstance(result, tuple) else result) != driver.CUresult.CUDA_SUCCESS:
             _check(result, f"cuLaunchKernel({launch.kernel})")
+
+
+_PORTABLE_CLUSTER = 8  # blocks a cluster may have without the kernel's opt-in
+
+
+def _allow_wide_clusters(handle, name: str) -> None:
+    """Opt a kernel whose PTX asks for clusters wider than the portable 8 blocks (`row-cluster` 16:
+    `.reqnctapercluster 16`) into them; without it the driver refuses its launch and occupancy."""
+    attribute = driver.CUfunction_attribute
+    result, width = driver.cuFuncGetAttribute(attribute.CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH, handle)
+    if result == driver.CUresult.CUDA_SUCCESS and int(width) > _PORTABLE_CLUSTER:  # (no clusters before sm_90)
+        _check(driver.cuFuncSetAttribute(handle, attribute.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1),
+               f"cuFuncSetAttribute({name}, non-portable cluster size)")
 
 
 def _current_stream(index: int) -> int:
