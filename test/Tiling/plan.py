@@ -63,10 +63,9 @@ show("dynamic_rows", rows(None, 4096))
 
 # CHECK-LABEL: TEST: row_cluster
 # 65536 floats: 16 vectors a thread at 1024 threads, past the registers. 256 rows (fewer than
-# _HYBRID_ROWS, more than _FEW_ROWS): the long-row rule, a persistent cluster of 8 blocks of 256
-# threads holding 8 vectors each, the next row loaded during this one's reductions, one barrier each.
-# 64 rows keep the fewest blocks that hold the row: 2 of 1024 threads, 8 vectors a thread.
-# CHECK-NEXT: schedule=row_registers rows=256 row_length=65536 threads=256 lanes=4 cluster=8 persistent=True next_row=True vectors_per_thread=8 prefetch=True stash=False one_barrier=True
+# _HYBRID_ROWS): a cluster of 2 blocks, each holding half the row as row_registers holds 32768 floats
+# (fp32 rows do not take the long-row rule below); 64 rows the same.
+# CHECK-NEXT: schedule=row_registers rows=256 row_length=65536 threads=1024 lanes=4 cluster=2 vectors_per_thread=8
 # CHECK-NEXT: schedule=row_registers rows=64 row_length=65536 threads=1024 lanes=4 cluster=2 vectors_per_thread=8
 show("row_cluster", rows(256, 65536))
 print(" ".join(f"{k}={v}" for k, v in plan(rows(64, 65536), knobs()).record().items()))
@@ -74,9 +73,8 @@ print(" ".join(f"{k}={v}" for k, v in plan(rows(64, 65536), knobs()).record().it
 # 4096 such rows: a hybrid, 8 of a thread's 16 vectors in registers, the other 8 read again.
 # CHECK-NEXT: schedule=row_registers rows=4096 row_length=65536 threads=1024 lanes=4 vectors_per_thread=16 prefetch=True vectors_in_registers=8
 # CHECK-NEXT: schedule=row_registers rows=dynamic row_length=65536 threads=1024 lanes=4 vectors_per_thread=16 prefetch=True vectors_in_registers=8
-# A thread that would read more than half its slots again (131072 floats: 32 slots) takes the
-# long-row rule: 8 blocks of 512 threads.
-# CHECK-NEXT: schedule=row_registers rows=4096 row_length=131072 threads=512 lanes=4 cluster=8 persistent=True next_row=True vectors_per_thread=8
+# A thread that would read more than half its slots again (131072 floats: 32 slots) takes the cluster.
+# CHECK-NEXT: schedule=row_registers rows=4096 row_length=131072 threads=1024 lanes=4 cluster=4 vectors_per_thread=8
 show("hybrid_many_rows", rows(4096, 65536))
 for facts in (rows(None, 65536), rows(4096, 131072)):
     print(" ".join(f"{k}={v}" for k, v in plan(facts, knobs()).record().items()))
@@ -84,13 +82,36 @@ for facts in (rows(None, 65536), rows(4096, 131072)):
 # CHECK-NEXT: schedule=row_registers rows=4096 row_length=65536 threads=1024 lanes=4 cluster=4 vectors_per_thread=4
 show("row_cluster_4", rows(4096, 65536), row_cluster=4)
 # CHECK-LABEL: TEST: row_cluster_bf16_vocabulary
-# 128256 bf16 (Llama 3's vocabulary): 16032 vectors of 8, 1024 rows: the long-row rule, 8 blocks of
-# 256 threads, 8 vectors (64 bf16) each. 64 rows keep the fewest blocks that hold the row within
-# `row-registers`: 4 blocks of 1024 threads, 32 bf16 each.
-# CHECK-NEXT: schedule=row_registers rows=1024 row_length=128256 threads=256 lanes=8 cluster=8 persistent=True next_row=True vectors_per_thread=8
-# CHECK-NEXT: schedule=row_registers rows=64 row_length=128256 threads=1024 lanes=8 cluster=4 vectors_per_thread=4
+# 128256 bf16 (Llama 3's vocabulary): 16032 vectors of 8; 2 blocks would hold 64 a thread, 4 hold 32.
+# CHECK-NEXT: schedule=row_registers rows=1024 row_length=128256 threads=1024 lanes=8 cluster=4 vectors_per_thread=4
 show("row_cluster_bf16_vocabulary", rows(1024, 128256, width=2))
-print(" ".join(f"{k}={v}" for k, v in plan(rows(64, 128256, width=2), knobs()).record().items()))
+# CHECK-LABEL: TEST: long_row_rule
+# The long-row rule: 16-bit rows with one row read (a softmax's: `prefetch_loads` one row), more than
+# 64 of them, too long for a block: a persistent cluster of 8 blocks of 256 threads holding 8 vectors
+# (64 bf16) each, the next row loaded during this one's reductions, one barrier a reduction. 256 rows of
+# 262144 take 16 blocks (8 would need 512 threads); 300 rows of 50257 (odd: windows) 8 of 128 threads.
+# 64 rows, two rows read (add+RMSNorm's), or fp32 rows keep the fewest blocks that hold the row.
+# CHECK-NEXT: schedule=row_registers rows=1024 row_length=128256 threads=256 lanes=8 cluster=8 persistent=True next_row=True vectors_per_thread=8 prefetch=True stash=False one_barrier=True
+# CHECK-NEXT: rows=256 row_length=262144 threads=256 lanes=8 cluster=16 persistent=True next_row=True vectors_per_thread=8
+# CHECK-NEXT: rows=300 row_length=50257 threads=128 lanes=8 windows=True cluster=8 persistent=True next_row=True vectors_per_thread=7
+# CHECK-NEXT: rows=64 row_length=128256 threads=1024 lanes=8 cluster=4 vectors_per_thread=4
+# CHECK-NEXT: rows=1024 row_length=128256 threads=1024 lanes=8 cluster=4 vectors_per_thread=4
+# CHECK-NEXT: rows=1024 row_length=131072 threads=1024 lanes=4 cluster=4 vectors_per_thread=8
+# The row of one block (2048 to 4096 vectors), 512 rows or more: one block of at most 512 threads holding
+# 8 vectors each, looping the same way; fewer rows, or shorter rows, keep the heuristic's block.
+# CHECK-NEXT: rows=8192 row_length=32000 threads=512 lanes=8 persistent=True next_row=True vectors_per_thread=8
+# CHECK-NEXT: rows=dynamic row_length=30522 threads=480 lanes=8 windows=True persistent=True next_row=True vectors_per_thread=8
+# CHECK-NEXT: rows=300 row_length=32000 threads=1024 lanes=8 vectors_per_thread=4
+# CHECK-NEXT: rows=8192 row_length=8192 threads=256 lanes=8 vectors_per_thread=4
+one_row = {"prefetch_loads": ((True, 2),)}
+show("long_row_rule", rows(1024, 128256, width=2, **one_row))
+for facts in (rows(256, 262144, width=2, **one_row), rows(300, 50257, width=2, windows=True, **one_row),
+              rows(64, 128256, width=2, **one_row), rows(1024, 128256, width=2, prefetch_loads=((True, 2),) * 2),
+              rows(1024, 131072, **{"prefetch_loads": ((True, 4),)}),
+              rows(8192, 32000, width=2, **one_row), rows(None, 30522, width=2, windows=True, **one_row),
+              rows(300, 32000, width=2, **one_row), rows(8192, 8192, width=2, **one_row)):
+    record = plan(facts, knobs()).record()
+    print(" ".join(f"{k}={v}" for k, v in record.items() if k not in ("schedule", "prefetch")))
 # CHECK-LABEL: TEST: row_cluster_persistent
 # `row_persistent`: the same cluster, its blocks looping over rows; a row that fits one block is not
 # split, and its block loops over rows.

@@ -214,7 +214,8 @@ def _row_vectors_fit(facts: Facts, knobs: Knobs, lanes: int, phases: set) -> boo
 def _window(facts: Facts, knobs: Knobs, lanes: int) -> bool:
     """Whether rows of `lanes`-wide vectors are read as an aligned body and elements at their edges
     (`windows`, the `row_windows` knob): the row is not a whole number of vectors, and at least two."""
-    return knobs.row_windows and lanes > 1 and facts.row_last % lanes != 0 and facts.windows and facts.row_last >= 2 * lanes
+    return (knobs.row_windows and lanes > 1 and facts.row_last % lanes != 0 and facts.windows
+            and facts.row_last >= 2 * lanes)
 
 
 def _row_registers(facts: Facts, knobs: Knobs, lanes: int, variance: bool, window: bool = False) -> Plan | None:
@@ -227,16 +228,17 @@ def _row_registers(facts: Facts, knobs: Knobs, lanes: int, variance: bool, windo
     # a row too long for a block's registers, or one that fits when a cluster is asked for (`row_cluster`
     # above 1: smaller blocks, more of them an SM), is split over the blocks of a cluster
     split = held < per_thread and not _hybrid(facts, knobs, held, per_thread)
-    long_rows = split and _long_rows(facts, knobs, n_vectors)
-    c = _LONG_ROW_CLUSTER if long_rows else _cluster(n_vectors, facts.n_rows, lanes, knobs) \
-        if split or (knobs.row_cluster > 1 and held == per_thread) else 1
+    rule = _long_rows(facts, knobs, lanes, n_vectors, split) if split or held == per_thread else 0
+    long_rows, asked = rule > 0, knobs.row_cluster > 1 and held == per_thread
+    c = rule or (_cluster(n_vectors, facts.n_rows, lanes, knobs) if split or asked else 1)
     if split and c == 1:
         return None  # a row of `row_length` does not fit in registers
-    if c > 1:
-        threads, per_thread = row_threads(-(-n_vectors // c), facts.n_rows, _LONG_ROW_VECTORS if long_rows else knobs.vectors)
+    if c > 1 or long_rows:
+        vectors = _LONG_ROW_VECTORS if long_rows else knobs.vectors
+        threads, per_thread = row_threads(-(-n_vectors // c), facts.n_rows, vectors)
         held = per_thread
     per_block = _rows_per_block(facts, knobs, threads, held < per_thread or c > 1)
-    looped = (knobs.row_persistent or long_rows) and held == per_thread and per_block == 1  # no hybrid, a row a block
+    looped = (knobs.row_persistent or long_rows) and held == per_thread and per_block == 1  # no hybrid, row a block
     next_row = knobs.persistent_prefetch or long_rows
     return Plan("row_registers", threads, lanes, rows=facts.n_rows, row_length=facts.row_length, cluster=c,
                 persistent=looped, window=window, rows_per_block=per_block,
@@ -288,25 +290,29 @@ def _hybrid(facts: Facts, knobs: Knobs, held: int, per_thread: int) -> bool:
     return knobs.row_cluster == 0 and many and per_thread <= 2 * held
 
 
-# The heuristic's long rows: a row too long for a block's registers (and not a hybrid), more than
-# _FEW_ROWS of them, is split over a cluster of 8 blocks whose threads hold 8 vectors each (64 bf16,
-# past `row-registers`), the clusters persistent (`persistent`), each loading its next row while it
-# reduces this one (`next_row`), one barrier a reduction. At most 512 threads a block: 8 vectors and
-# the next row's are ~128 registers. On the H100 (bench/results/2026-12-06-h100-session39.md) softmax
-# bf16 1024x128256 went from 60% to 80% of copy, 2000x100003 52% -> 71%, 256x262144 53% -> 65%.
-_LONG_ROW_CLUSTER = 8
+# The heuristic's long rows (H100, bench/results/2026-12-06-h100-session39.md): 16-bit rows, one row read
+# (softmax, logsumexp); threads of 8 vectors (64 elements), persistent, the next row loaded during this one,
+# one barrier a reduction. Past a block: clusters of 8 or 16 blocks of <= 256 threads (softmax 1024x128256
+# 60% -> 80% of copy, 256x262144 53 -> 69; fp32 rows and add+RMSNorm's two rows lost). One block of <= 512
+# threads, many rows: logsumexp 8192x32000 86% -> 102%, softmax 8192x30522 87 -> 92.
 _LONG_ROW_VECTORS = 8
+_LONG_ROW_CLUSTERS = (8, 16)
 
 
-def _long_rows(facts: Facts, knobs: Knobs, n_vectors: int) -> bool:
-    """Whether a row too long for one block takes the long-row rule: by the heuristic (`row_cluster`
-    and `vectors` 0), registers allowed (`row-registers` above 0), more than _FEW_ROWS rows, and the
-    cluster's blocks of at most 512 threads hold it."""
-    many = facts.n_rows is None or facts.n_rows > _FEW_ROWS
-    if knobs.row_cluster or knobs.vectors or not knobs.row_registers or not many:
-        return False
-    threads, per_thread = row_threads(-(-n_vectors // _LONG_ROW_CLUSTER), facts.n_rows, _LONG_ROW_VECTORS)
-    return threads <= 512 and per_thread <= _LONG_ROW_VECTORS
+def _long_rows(facts: Facts, knobs: Knobs, lanes: int, n_vectors: int, split: bool) -> int:
+    """The blocks a row takes by the long-row rule (0: the rule does not apply): by the heuristic
+    (`row_cluster` and `vectors` 0, `row-registers` above 0), rows of 16-bit elements, one row read."""
+    if knobs.row_cluster or knobs.vectors or not knobs.row_registers or lanes < 8 or len(facts.prefetch_loads) != 1:
+        return 0
+    n = facts.n_rows
+    if not split:
+        threads, _ = row_threads(n_vectors, n, _LONG_ROW_VECTORS)
+        return 1 if (n is None or n >= _HYBRID_ROWS) and n_vectors >= 2048 and threads <= 512 else 0
+    for c in _LONG_ROW_CLUSTERS if n is None or n > _FEW_ROWS else ():
+        threads, per_thread = row_threads(-(-n_vectors // c), n, _LONG_ROW_VECTORS)
+        if threads <= 256 and per_thread <= _LONG_ROW_VECTORS:
+            return c
+    return 0
 
 
 # The heuristic's cluster: the fewest of these blocks whose registers hold the row, no block of the
