@@ -122,14 +122,15 @@ KNOBS: tuple[Knob, ...] = (
          "longer rows loop over memory (0: always loop)", LOWER, schedule=True, cli=True),
     Knob("row_cluster", 0, Range(0, 16, note=" (0: the heuristic)"), "a row too long for one block's registers is "
          "split over a thread-block cluster of this many blocks, partial results through distributed shared memory "
-         "(`cluster`; 0: the heuristic: for more than 64 rows the long-row rule, a persistent cluster of 8 whose "
-         "threads hold 8 vectors each and load the next row during this one, else the fewest of 2, 4, 8 that hold "
-         "it; 1: never, the row loops over memory; 16, past the portable 8, is opted into at load); set above 1, a row "
-         "that fits one block is split too (smaller blocks, more of them an SM)", LOWER, schedule=True, cli=True),
+         "(`cluster`; 0: the heuristic: the fewest of 2, 4, 8 that hold it, or for 16-bit rows read alone, more than "
+         "64 of them, the long-row rule: a persistent cluster of 8 or 16 blocks whose threads hold 8 vectors each and "
+         "load the next row during this one; 1: never, the row loops over memory; past the portable 8 the runtime "
+         "opts the kernel in); set above 1, a row that fits one block is split too (smaller blocks, more of them an "
+         "SM)", LOWER, schedule=True, cli=True),
     Knob("row_persistent", False, Flag(), "every row_registers kernel of a row a block or a cluster (`cluster`) loops "
          "over rows: the grid holds as many blocks or clusters as the GPU runs at once (the runtime asks the driver "
          "at load) and each takes rows that many apart (`persistent`). Off by default (the long-row rule of "
-         "`row-cluster` 0 loops its clusters anyway): GPT-2's log_softmax 4096x50257 bf16, a hybrid of one block a "
+         "`row-cluster` 0 loops its kernels anyway): GPT-2's log_softmax 4096x50257 bf16, a hybrid of one block a "
          "row, went from 288 to 485 us as clusters of 8 looping (H100, bench/results/2026-12-06-h100-session38.md)",
          LOWER, cli=True),
     Knob("persistent_prefetch", False, Flag(), "with `row_persistent`: where two copies of a thread's share of "
