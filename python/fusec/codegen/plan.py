@@ -293,8 +293,9 @@ def _hybrid(facts: Facts, knobs: Knobs, held: int, per_thread: int) -> bool:
 # The heuristic's long rows (H100, bench/results/2026-12-06-h100-session39.md): 16-bit rows, one row read
 # (softmax, logsumexp); threads of 8 vectors (64 elements), persistent, the next row loaded during this one,
 # one barrier a reduction. Past a block: clusters of 8 or 16 blocks of <= 256 threads (softmax 1024x128256
-# 60% -> 80% of copy, 256x262144 53 -> 69; fp32 rows and add+RMSNorm's two rows lost). One block of <= 512
-# threads, many rows: logsumexp 8192x32000 86% -> 102%, softmax 8192x30522 87 -> 92.
+# 60% -> 80% of copy, 256x262144 53 -> 69; fp32 rows and add+RMSNorm's two rows lost). One block (rows of
+# 2048-4096 vectors, exclusive: 16384 and 32768 bf16 lost, 99 -> 93 and 95 -> 92), many rows: logsumexp
+# 8192x32000 86% -> 102%, softmax 8192x30522 87 -> 92, 4096x20000 77 -> 86.
 _LONG_ROW_VECTORS = 8
 _LONG_ROW_CLUSTERS = (8, 16)
 
@@ -306,8 +307,7 @@ def _long_rows(facts: Facts, knobs: Knobs, lanes: int, n_vectors: int, split: bo
         return 0
     n = facts.n_rows
     if not split:
-        threads, _ = row_threads(n_vectors, n, _LONG_ROW_VECTORS)
-        return 1 if (n is None or n >= _HYBRID_ROWS) and n_vectors >= 2048 and threads <= 512 else 0
+        return 1 if (n is None or n >= _HYBRID_ROWS) and 2048 < n_vectors < 4096 else 0
     for c in _LONG_ROW_CLUSTERS if n is None or n > _FEW_ROWS else ():
         threads, per_thread = row_threads(-(-n_vectors // c), n, _LONG_ROW_VECTORS)
         if threads <= 256 and per_thread <= _LONG_ROW_VECTORS:
