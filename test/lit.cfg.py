@@ -109,6 +109,17 @@ if has_cuda:
 else:
     lit_config.note("no CUDA GPU: tests that REQUIRE cuda are unsupported")
 
+# NVIDIA's compute-sanitizer (memcheck over the GPU tests' kernels): on PATH, else beside ptxas or in
+# the CUDA toolkit's bin folder.
+sanitizer = shutil.which("compute-sanitizer", path=config.environment.get("PATH")) or next(
+    (p for p in (os.path.join(os.path.dirname(ptxas or ""), "compute-sanitizer"),
+                 "/usr/local/cuda/bin/compute-sanitizer") if os.path.isfile(p)), None)
+if sanitizer:
+    config.available_features.add("compute-sanitizer")
+    config.substitutions.append(("%compute-sanitizer", sanitizer))
+else:
+    lit_config.note("compute-sanitizer not found: tests that REQUIRE compute-sanitizer are unsupported")
+
 # A headless browser, for the walkthrough page's test (test/Tools/explain-html-browser.test): the
 # program $FUSEC_BROWSER names, else the one tools/install-browser put in the user's cache
 # ($XDG_CACHE_HOME/fusec/browser, else ~/.cache/fusec/browser), else a Chromium or Chrome on PATH.
