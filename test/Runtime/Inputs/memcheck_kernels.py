@@ -18,12 +18,14 @@ def layer_norm(x, w, b):
     return F.layer_norm(x, x.shape[-1:], w, b)
 
 
-def check(name, fn, shapes, dtype, dynamic_shapes=None, **knobs):
+def check(name, fn, shapes, dtype, dynamic_shapes=None, targets=None, **knobs):
     args = tuple(torch.randn(s, device="cuda").to(dtype) for s in shapes)
+    if targets is not None:  # a class index a row (cross-entropy's)
+        args += (torch.randint(0, shapes[0][-1], (shapes[0][0],), device="cuda"),)
     compiled = fusec.compile(fn, args, dynamic_shapes=dynamic_shapes, **knobs)
     got = compiled(*args)
     torch.cuda.synchronize()
-    want = fn(*(a.double() for a in args))
+    want = fn(*(a.double() if a.is_floating_point() else a for a in args))
     max_abs, scale, _ = compare(got.double().cpu(), want.to(dtype).double().cpu())
     tol = (2e-5 if dtype == fp32 else 2 ** -7) * max(scale, 1.0)
     schedule = compiled.compilation.schedules[0]
@@ -37,6 +39,8 @@ check("softmax 100x128256 bf16 (long-row rule, clusters of 8)", softmax, [(100, 
 check("softmax 80x262144 bf16 (long-row rule, clusters of 16)", softmax, [(80, 262144)], bf16)
 check("logsumexp 600x30001 bf16 (long-row rule, one block, odd)", lambda x: torch.logsumexp(x.float(), -1),
       [(600, 30001)], bf16)
+check("cross_entropy 100x128256 bf16 (long-row rule, clusters of 8, a read-only row)",
+      lambda x, t: F.cross_entropy(x.float(), t), [(100, 128256)], bf16, targets=True)
 check("log_softmax 600x50257 bf16 (hybrid, odd)", lambda x: torch.log_softmax(x.float(), -1).to(x.dtype),
       [(600, 50257)], bf16)
 check("layer_norm 90x100003 bf16 (long-row rule, odd)", layer_norm, [(90, 100003), (100003,), (100003,)], bf16)
