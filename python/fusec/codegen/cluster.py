@@ -5,9 +5,10 @@ A row too long for one block's registers (a 65536-float row is 256 KB; an SM hol
 registers in all) was looped over memory (`row_loop`): read once per reduction and again for the
 epilogue, from DRAM once the rows in flight outgrow L2 (45-48% of copy on the H200 at 1024x65536).
 Split over a cluster of C blocks (Hopper: up to 8 blocks that run together on one GPC and can read
-each other's shared memory), each block holds 1/C of the row in registers exactly as row_registers
-holds a whole one. Block r of cluster k takes row k and its r-th part; a reduction combines its
-threads as before (`combine`), then the cluster's blocks through distributed shared memory:
+each other's shared memory; 16 where the runtime opts the kernel in: `runtime/cuda.py`), each block
+holds 1/C of the row in registers exactly as row_registers holds a whole one. Block r of cluster k
+takes row k and its r-th part; a reduction combines its threads as before (`combine`), then the
+cluster's blocks through distributed shared memory:
 
   1. thread 0 of each block stores its block's value(s) in a shared-memory buffer of its own;
   2. a cluster barrier (`barrier.cluster.arrive` releases, `wait` acquires);
@@ -29,9 +30,7 @@ from torch_mlir.dialects import arith, llvm, memref, nvvm, scf
 from .combine import workgroup_buffer
 from .indexing import const, index
 
-__all__ = ["MAX_CLUSTER", "launch", "rank_and_cluster", "barrier", "cluster_reduce"]
-
-MAX_CLUSTER = 16  # Hopper's widest; past the portable 8 the runtime opts the kernel in (`runtime/cuda.py`)
+__all__ = ["launch", "rank_and_cluster", "barrier", "cluster_reduce"]
 
 
 def launch(grid, block: int, cluster: int):

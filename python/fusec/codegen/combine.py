@@ -7,10 +7,10 @@ function (LayerNorm's (count, mean, squares) triples: `row_variance`) and needs 
 it every warp combines all the warps' values itself, by shuffles, instead of waiting for the first.
 
 A single sum or max of a kernel with few rows (8x4096: its time is its reductions' latency) goes
-through `block_reduce` too (`block_combine`; the plan decides, `row_budget.one_barrier`): on the H200, softmax 8x4096 bf16
-2.17 -> 1.98 us, fp32 2.33 -> 2.21 us (same-run A/B, best of 6). An earlier A/B that found it no
-faster (softmax 8x4096 fp32 2.15 -> 2.32 us) timed the same kernels twice: its harness patched a
-second copy of this package that the pipeline never imported. Kernels with many rows keep
+through `block_reduce` too (`block_combine`; the plan decides, `row_budget.one_barrier`): on the
+H200, softmax 8x4096 bf16 2.17 -> 1.98 us, fp32 2.33 -> 2.21 us (same-run A/B, best of 6). An
+earlier A/B that found it no faster (softmax 8x4096 fp32 2.15 -> 2.32 us) timed the same kernels
+twice: its harness patched a second copy of this package that the pipeline never imported. Kernels with many rows keep
 gpu.all_reduce.
 Merging softmax's max and sum the same way (the online normalizer: m = max(ma, mb),
 s = sa exp(ma - m) + sb exp(mb - m)) was slower on every bench entry measured (8x4096 fp32 2.31 ->

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-__all__ = ["data_register_budget", "one_barrier", "prefetch_fits"]
+__all__ = ["one_barrier", "prefetch_fits"]
 
 
 # Registers of row data a thread of a block of `threads` may hold for the prefetch: its share of the
@@ -14,17 +14,18 @@ __all__ = ["data_register_budget", "one_barrier", "prefetch_fits"]
 _OTHER_REGISTERS = 32
 
 
-def data_register_budget(threads: int) -> int:
+def _data_register_budget(threads: int) -> int:
     return max(0, min(128, 65536 // threads) - _OTHER_REGISTERS)
 
 
-def prefetch_fits(facts: Facts, lanes: int, per_thread: int, threads: int, copies: int = 1) -> bool:
-    """Whether the rows the prefetch loads (`prefetch.issue`) fit the register budget, `copies` times
-    (2: this row's and the next's, `next_row`): only rows read in order are prefetched."""
+def prefetch_fits(facts, lanes: int, per_thread: int, threads: int, copies: int = 1) -> bool:
+    """Whether the rows a group's prefetch loads (`facts`: its `plan.Facts`; `prefetch.issue`) fit the
+    register budget, `copies` times (2: this row's and the next's, `next_row`): only rows read in order
+    are prefetched."""
     if not facts.row_map_identity:
         return False
     words = sum((lanes if vector else 1) * nbytes for vector, nbytes in facts.prefetch_loads)
-    return copies * -(-words // 4) * per_thread <= data_register_budget(threads)
+    return copies * -(-words // 4) * per_thread <= _data_register_budget(threads)
 
 
 def one_barrier(n_rows: int | None, most: int) -> bool:
