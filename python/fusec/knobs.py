@@ -151,6 +151,10 @@ KNOBS: tuple[Knob, ...] = (
          "kernel the vectors of the row it holds, which sets the threads per row; in a flat kernel the vectors it "
          "loads together (0: the heuristic: `row_threads`, and 1 for flat kernels)", LOWER, schedule=True,
          cli=True),
+    Knob("invariant_loops", True, Flag(), "a flat kernel where much of each element's work does not read some "
+         "outer dims (T5's position buckets, the same for every batch element and head) gives each thread a vector "
+         "of the other dims and loops over those, so that the work is done once a thread (`invariant_dims`); off: "
+         "a thread per vector", LOWER, cli=True),
     Knob("read_only_cache", "off", Choice(("off", "weights", "inputs")), "which inputs the kernel reads through "
          "the read-only data cache (ld.global.nc): off, weights (inputs smaller than its output: read by every "
          "row) or inputs (every input); their loads get `fusec.read_only`, which --fusec-read-only-arguments "

@@ -16,7 +16,7 @@ assert "fusec.mlir" not in sys.modules and "torch_mlir" not in sys.modules  # th
 def knobs(**changes):
     """The pass's knobs, spelled out here (the test's own values), with `changes`."""
     values = dict(threads_per_block=256, row_registers=32, row_cluster=0, row_persistent=False, persistent_prefetch=False, row_prefetch=True, row_unroll=4,
-                  vectors=0,
+                  vectors=0, invariant_loops=True,
                   read_only_cache="off", l2_evict_last=False, row_stash=False, one_barrier_rows=64,
                   one_round_variance=True, row_windows=True, rows_per_block=0)
     return Knobs(**{**values, **changes})
@@ -262,6 +262,18 @@ show("flat_vectors_few_elements", Facts(out_shapes=((64,),)), vectors=8)
 # CHECK-LABEL: TEST: flat_dynamic
 # CHECK-NEXT: schedule=flat elements=dynamic threads=256 lanes=4 vectors_per_thread=2
 show("flat_dynamic", Facts(out_shapes=((None, 4096),)), vectors=2)
+# CHECK-LABEL: TEST: flat_invariant_loop
+# T5's bias (facts.loop_dims from `invariant_dims`): a thread loops over heads and batch, one vector
+# a trip, whatever `vectors` asks; the knob off gives the plain flat kernel (4 scalars a thread:
+# the odd width).
+# CHECK-NEXT: schedule=flat elements=268435456 threads=256 lanes=8 loop_dims=1,0
+# CHECK-NEXT: schedule=flat elements=268435456 threads=256 lanes=8 loop_dims=1,0
+# CHECK-NEXT: schedule=flat elements=1264200 threads=256 lanes=1 vectors_per_thread=4
+print("TEST: flat_invariant_loop")
+t5 = Facts(element_bytes=(2, 4, 8), out_shapes=((8, 8, 2048, 2048),), loop_dims=(1, 0))
+odd = Facts(element_bytes=(2, 4, 8), out_shapes=((2, 7, 300, 301),), loop_dims=(1, 0))
+for facts, changes in ((t5, {}), (t5, {"vectors": 4}), (odd, {"invariant_loops": False})):
+    print(" ".join(f"{k}={v}" for k, v in plan(facts, knobs(**changes)).record().items()))
 # CHECK-LABEL: TEST: flat_lanes_1
 # CHECK-NEXT: schedule=flat elements=4004 threads=512 lanes=1
 # CHECK-NEXT: schedule=flat elements=16 threads=512 lanes=1

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 
 from fusec.mlir import ir
 
 from fusec.passes.classify_ops import classify, combiner, full_input, indexing_maps
 
-from . import prefetch, row_variance, windows
+from . import invariant_dims, prefetch, row_variance, windows
 from .combine import EMPTY
 from .indexing import DYNAMIC, element_bytes, shifted_lanes, vector_access
 from .kernel import Member, has_identity
@@ -63,11 +64,17 @@ def read_group(ops, gid: int, kind: str) -> tuple[Facts, Group | None]:
     buffers = [v for m in members for v in m.inputs + [m.out] if isinstance(v.type, ir.MemRefType)]
     widths = tuple(sorted({element_bytes(ir.MemRefType(b.type).element_type) for b in buffers}))
     if not group.reductions:
+        # A flat kernel's vectors are 128-bit accesses of the narrowest buffer it loads or stores: a
+        # value between its members (a compare's i1) stays in registers and does not narrow them.
+        memory = [v for m in members for j, v in enumerate(m.inputs) if m.sources[j] is None and
+                  isinstance(v.type, ir.MemRefType)] + [b for b, _ in outputs]
+        widths = tuple(sorted({element_bytes(ir.MemRefType(b.type).element_type) for b in memory})) or widths
         limits = []
         misses = {"outputs"} if any(_misses(w, limits) for _, w in outputs) else set()
         shapes = tuple(tuple(None if d == DYNAMIC else d for d in w.shape) for _, w in outputs)
+        loops = invariant_dims.choose(group, shapes[0]) if len(set(shapes)) == 1 else ()
         return Facts(gid, element_bytes=widths, vector_misses=frozenset(misses), out_shapes=shapes,
-                     max_lanes=min(limits, default=16)), group
+                     max_lanes=min(limits, default=16), loop_dims=loops), group
     problem = _read_rows(group)
     if problem:
         return Facts(gid, refusal=problem), None
@@ -285,7 +292,8 @@ def _squeezed(shape) -> list:
 
 # The vector trace: what the evaluator (`kernel.Kernel`) reads when it computes a value with vectors.
 # An operand read through a "vector" access is computed with vectors too (its producer evaluated in
-# turn); a "scalar" one (broadcast along the vectorized dim) is computed once, with lanes 1.
+# turn); a "scalar" one (broadcast along the vectorized dim) is computed once, with lanes 1. In the flat
+# trace, a computed operand read "across" its dims is computed with vectors along the dim it reads there.
 
 def _misses(writer, limits: list | None = None) -> bool:
     """Whether the value `writer` wrote, computed with vectors, reads an operand across its dims
@@ -293,18 +301,19 @@ def _misses(writer, limits: list | None = None) -> bool:
     return writer.kind in ("pointwise", "broadcast") and _evaluation_misses(writer, {}, limits)
 
 
-def _evaluation_misses(member, seen: dict, limits: list | None = None) -> bool:
-    if id(member) not in seen:
+def _evaluation_misses(member, seen: dict, limits: list | None = None, lane_dim: int | None = None) -> bool:
+    """`_misses` of `member` computed with vectors along its loop dim `lane_dim` (None: its innermost)."""
+    if (id(member), lane_dim) not in seen:
         maps = member.maps
         block = member.op.regions[0].blocks[0]
         operands = member.inputs + [member.out]
-        seen[id(member)] = _index_misses(member, limits) or any(
-            _read_misses(member.sources[j], maps[j], seen, operands[j], limits)
+        seen[id(member), lane_dim] = _index_misses(member, limits, lane_dim) or any(
+            _read_misses(member.sources[j], maps[j], seen, operands[j], limits, lane_dim)
             for j, arg in enumerate(block.arguments) if j < member.n_inputs or len(list(arg.uses)))
-    return seen[id(member)]
+    return seen[id(member), lane_dim]
 
 
-def _index_misses(member, limits: list | None) -> bool:
+def _index_misses(member, limits: list | None, lane_dim: int | None = None) -> bool:
     """An iota's body (--fusec-inline-iotas) computes its loop indices with vectors (one per lane,
     Kernel._loop_index). A cat's (`fusec.concat`) is evaluated on scalars, but in the flat trace: its
     index only picks the piece, the same for every element of a vector whose width divides the
@@ -313,7 +322,7 @@ def _index_misses(member, limits: list | None) -> bool:
             if inner.name == "linalg.index"]
     if not dims or "fusec.concat" not in member.op.attributes:
         return False
-    if limits is None:
+    if limits is None or lane_dim is not None:
         return True
     inner = len(member.maps[-1].results) - 1
     if inner in dims:
@@ -335,13 +344,27 @@ def _element_misses(z) -> bool:
     return any(_read_misses(z.sources[j], maps[j], seen) for j in range(z.n_inputs))
 
 
-def _read_misses(source, m, seen: dict, operand=None, limits: list | None = None) -> bool:
+def _read_misses(source, m, seen: dict, operand=None, limits: list | None = None, lane_dim: int | None = None) -> bool:
     """With `limits` (the flat trace), a shifted access (through a slice's or a cat's index map) is
-    a vector no wider than `shifted_lanes`, recorded there; elsewhere it misses."""
-    access = vector_access(m)
-    if access == "across" or (access == "shifted" and limits is None):
+    a vector no wider than `shifted_lanes`, recorded there, and an access across a computed operand's
+    dims computes it along the dim read (`_across`); elsewhere both miss."""
+    access = vector_access(m, lane_dim)
+    computed = source is not None and source.kind in ("pointwise", "broadcast")
+    if access == "across":
+        along = _across(m, lane_dim)
+        return limits is None or along is None or not computed or _evaluation_misses(source, seen, limits, along)
+    if access == "shifted" and limits is None:
         return True
     if access == "shifted":
-        limits.append(shifted_lanes(m, tuple(ir.MemRefType(operand.type).shape)))
+        limits.append(shifted_lanes(m, tuple(ir.MemRefType(operand.type).shape), lane_dim))
     return access in ("vector", "shifted") and source is not None and source.kind in ("pointwise", "broadcast") \
         and _evaluation_misses(source, seen, limits)
+
+
+def _across(m, lane_dim: int | None):
+    """The operand dim that map `m` reads the vectorized loop dim (`lane_dim`, None: the innermost)
+    into, where one result is that dim alone and no other reads it (`kernel._read_lanes`); else None."""
+    dim = f"d{m.n_dims - 1 if lane_dim is None else lane_dim}"
+    results = [str(e) for e in m.results]
+    reading = [r for r in results if re.search(rf"\b{dim}\b", r)]
+    return results.index(dim) if reading == [dim] else None

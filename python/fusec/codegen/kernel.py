@@ -18,7 +18,7 @@ from fusec.mlir import ir
 from torch_mlir.dialects import arith, memref, vector
 
 from . import windows
-from .indexing import apply_map, const, element_bytes, lane_steps, lanes_of
+from .indexing import apply_map, const, element_bytes, lane_steps, lanes_of, vector_access
 from .strided_gathers import strided_load
 
 __all__ = ["Member", "Kernel", "identity", "has_identity", "attributes", "is_vector"]
@@ -85,6 +85,16 @@ def _lane(index, k: int):
     return [*index[:-1], arith.AddIOp(index[-1], const(k)).result] if k else list(index)
 
 
+def _read_lanes(m, lanes: int, lane_dim: int | None) -> tuple:
+    """(lanes, the operand's vector dim: None for its innermost) of a read through map `m` by a member
+    computed along `lane_dim` (None: its innermost): across the operand's dims, its result that is
+    that loop dim alone (the operand is computed there, never loaded: the facts' trace saw to it)."""
+    if lanes > 1 and vector_access(m, lane_dim) == "across":
+        dim = f"d{m.n_dims - 1 if lane_dim is None else lane_dim}"
+        return lanes, [str(e) for e in m.results].index(dim)
+    return lanes_of(m, lanes, lane_dim), None
+
+
 def is_vector(value) -> bool:
     return isinstance(value.type, ir.VectorType)
 
@@ -145,8 +155,9 @@ class Kernel:
             return value
         return vector.BroadcastOp(ir.VectorType.get([lanes], value.type), value).result
 
-    def value(self, source, operand, index, lanes: int = 1):
-        """`lanes` elements of `operand` from `index`: from memory, or computed by the member `source`."""
+    def value(self, source, operand, index, lanes: int = 1, lane_dim: int | None = None):
+        """`lanes` elements of `operand` from `index`: from memory, or computed by the member `source`
+        (with `lane_dim`: along that dim of it, not its innermost: `evaluate`)."""
         if source is None:
             return self.load(operand, index, lanes)
         if source.kind == "fill":
@@ -156,11 +167,14 @@ class Kernel:
             # the epilogue: a reduced value is always in its register by the time it is read (a
             # scan's: its running value at the element being computed, `scan`).
             return self.registers[source]
-        return self.evaluate(source, index, lanes)
+        return self.evaluate(source, index, lanes, lane_dim)
 
-    def evaluate(self, member, index, lanes: int = 1):
-        """The element(s) of a pointwise member's output at `index` (its iteration point)."""
-        key = (id(member), tuple(index), lanes)
+    def evaluate(self, member, index, lanes: int = 1, lane_dim: int | None = None):
+        """The element(s) of a pointwise member's output at `index` (its iteration point), as vectors
+        along its innermost loop dim, or along `lane_dim`: a member its reader reads across its dims
+        (T5's bias, [q, k, heads] read as [heads, q, k]) computes along the reader's vector dim, its
+        loads of memory along the operands' innermost dims (the flat trace, `facts`, checked that)."""
+        key = (id(member), tuple(index), lanes, lane_dim)
         if key in self.cache:
             return self.cache[key]
         op = member.op
@@ -174,24 +188,22 @@ class Kernel:
                 # facts._index_misses), so it reads the point's index alone.
                 dim = ir.IntegerAttr(inner.attributes["dim"]).value
                 mapping[inner.results[0]] = (index[dim] if "fusec.concat" in op.attributes
-                                             else self._loop_index(index, dim, lanes))
+                                             else self._loop_index(index, dim, lanes, lane_dim))
                 if mapping[inner.results[0]] in self.lane_starts:
                     self.lane_extents[mapping[inner.results[0]]] = member.shape[dim]
+        operands = member.inputs + [member.out]
         for j, arg in enumerate(block.arguments):
-            if j < member.n_inputs:
-                mapping[arg] = self.value(member.sources[j], member.inputs[j], apply_map(maps[j], index),
-                                          lanes_of(maps[j], lanes))
-            elif len(list(arg.uses)):
-                mapping[arg] = self.value(member.sources[j], member.out, apply_map(maps[j], index),
-                                          lanes_of(maps[j], lanes))
+            if j < member.n_inputs or len(list(arg.uses)):
+                n, along = _read_lanes(maps[j], lanes, lane_dim)
+                mapping[arg] = self.value(member.sources[j], operands[j], apply_map(maps[j], index), n, along)
         result = self._clone_body(op, mapping, lanes)
         self.cache[key] = result
         return result
 
-    def _loop_index(self, point, dim: int, lanes: int):
+    def _loop_index(self, point, dim: int, lanes: int, lane_dim: int | None = None):
         """Loop index `dim` at iteration point `point`; with vectors (along the innermost loop dim,
-        as `evaluate` computes them) that index's lanes, point[dim] + 0, 1, ..., lanes - 1."""
-        if lanes == 1 or dim != len(point) - 1:
+        or `lane_dim`, as `evaluate` computes them) that index's lanes, point[dim] + 0, 1, ..., lanes - 1."""
+        if lanes == 1 or dim != (len(point) - 1 if lane_dim is None else lane_dim):
             return point[dim]
         wide = ir.VectorType.get([lanes], ir.IndexType.get())
         lane_indices = arith.AddIOp(vector.BroadcastOp(wide, point[dim]).result, lane_steps(lanes)).result

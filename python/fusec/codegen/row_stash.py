@@ -40,7 +40,7 @@ def stash(kernel, columns: dict, n_row: int, written: list, tx, threads: int, bo
     if threads <= WARP:
         return
     for key, value in list(kernel.cache.items()):
-        operand, index, lanes = key
+        operand, index, lanes = key[:3]  # a load's key (an evaluated value's: its member's id first)
         if key in kernel.stashed or not isinstance(operand, ir.Value) or not isinstance(operand.type, ir.MemRefType) \
                 or any(operand == w for w in written):
             continue
