@@ -70,7 +70,7 @@ for dtype in (torch.float32, torch.bfloat16):
     x, y = (torch.randn(8, 32, 512, 64, device=cuda, dtype=dtype) for _ in range(2))
     run(f"rotary angles 8x32x512x64 {str(dtype)[6:]}", rotary_angles, (x, y, torch.rand(64, device=cuda)))
 # CHECK-NOT: WRONG
-# CHECK: t5 bias 8x8x512x512 bfloat16: ok {{.*}} kernels=1 loops=[('1,0', 32, 8)] same_as_plain=True
+# CHECK: t5 bias 8x8x512x512 bfloat16: ok {{.*}} kernels=1 loops=[('1,0', 8, 8)] same_as_plain=True
 # CHECK: t5 bias 4x12x1000x1000 float32: ok {{.*}} kernels=1 loops=[('1,0', {{[0-9]+}}, 4)] same_as_plain=True
 # CHECK: t5 bias 2x7x300x301 bfloat16: ok {{.*}} kernels=1 loops=[('1,0', {{[0-9]+}}, 1)] same_as_plain=True
 # CHECK: t5 bias 2x4x64x64 float32: ok {{.*}} kernels=1 loops=[('1,0', 1, 4)] same_as_plain=True
