@@ -195,6 +195,8 @@ class Kernel:
         for j, arg in enumerate(block.arguments):
             if j < member.n_inputs or len(list(arg.uses)):
                 n, along = _read_lanes(maps[j], lanes, lane_dim)
+                if along is not None and member.sources[j] is None:  # the facts' trace keeps lanes 1 there
+                    raise ValueError("a load whose vectorized dim is not the operand's innermost")
                 mapping[arg] = self.value(member.sources[j], operands[j], apply_map(maps[j], index), n, along)
         result = self._clone_body(op, mapping, lanes)
         self.cache[key] = result
