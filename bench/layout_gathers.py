@@ -32,7 +32,7 @@ from fusec.timing import LARGE_CALLS, LATENCY_CALLS, MIN_WORKING_SET, device_cop
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "test", "CPU", "Inputs"))
 from bert_embeddings import BertEmbeddings  # noqa: E402
-from t5_buckets import _relative_position_bucket  # noqa: E402 (transformers' own code, as the tests use it)
+from t5_buckets import T5Bias  # noqa: E402 (transformers' own bucket code, as the tests use it)
 
 F = torch.nn.functional
 CUDA = "cuda"
@@ -60,20 +60,6 @@ def split_heads(heads, width):
         scale = width ** -0.25
         return parts[0] * scale, parts[1] * scale, parts[2] + 0
     return fn
-
-
-class T5Bias(torch.nn.Module):
-    """T5's encoder attention bias: buckets of key - query positions, their embedding [32, heads]
-    permuted to [heads, q, k], added to the scores."""
-
-    def __init__(self, heads):
-        super().__init__()
-        self.bias = torch.nn.Embedding(32, heads)
-
-    def forward(self, scores):
-        q, k = scores.shape[-2:]
-        rel = torch.arange(k, device=scores.device)[None, :] - torch.arange(q, device=scores.device)[:, None]
-        return scores + self.bias(_relative_position_bucket(rel)).permute(2, 0, 1)
 
 
 def cross_entropy(x, t):

@@ -46,6 +46,25 @@ def compute_buckets(query_length, key_length, past_seen_tokens, bidirectional):
     return _relative_position_bucket(relative_position, bidirectional=bidirectional)
 
 
+class T5Bias(torch.nn.Module):
+    """T5's attention bias added to scores [batch, heads, q, k] (`T5Attention.compute_bias`): each
+    key - query position's bucket (the encoder's, or with `bidirectional=False` the decoder's), its
+    row of the [32, heads] table permuted to [heads, q, k]; `past`, the tokens cached before the
+    queries (a tensor), if any."""
+
+    def __init__(self, heads, bidirectional=True):
+        super().__init__()
+        self.bias = torch.nn.Embedding(32, heads)
+        self.bidirectional = bidirectional
+
+    def forward(self, scores, past=None):
+        q, k = scores.shape[-2:]
+        context = torch.arange(q, device=scores.device)[:, None]
+        context = context if past is None else context + past
+        rel = torch.arange(k, device=scores.device)[None, :] - context
+        return scores + self.bias(_relative_position_bucket(rel, bidirectional=self.bidirectional)).permute(2, 0, 1)
+
+
 def model(past_seen_tokens):
     return (compute_buckets(256, 300, past_seen_tokens, bidirectional=True),
             compute_buckets(256, 300, past_seen_tokens, bidirectional=False))
