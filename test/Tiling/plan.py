@@ -266,11 +266,11 @@ show("flat_dynamic", Facts(out_shapes=((None, 4096),)), vectors=2)
 # T5's bias (facts.loop_dims from `invariant_dims`): a thread loops over heads and batch, one vector
 # a trip, whatever `vectors` asks; the knob off gives the plain flat kernel (4 scalars a thread:
 # the odd width).
-# CHECK-NEXT: schedule=flat elements=268435456 threads=256 lanes=8 loop_dims=1,0
-# CHECK-NEXT: schedule=flat elements=268435456 threads=256 lanes=8 loop_dims=1,0
+# CHECK-NEXT: schedule=flat elements=268435456 threads=256 lanes=8 loop_dims=1,0 loop_hoisted_ops=45
+# CHECK-NEXT: schedule=flat elements=268435456 threads=256 lanes=8 loop_dims=1,0 loop_hoisted_ops=45
 # CHECK-NEXT: schedule=flat elements=1264200 threads=256 lanes=1 vectors_per_thread=4
 print("TEST: flat_invariant_loop")
-t5 = Facts(element_bytes=(2, 4, 8), out_shapes=((8, 8, 2048, 2048),), loop_dims=(1, 0))
+t5 = Facts(element_bytes=(2, 4, 8), out_shapes=((8, 8, 2048, 2048),), loop_dims=(1, 0), loop_hoisted=45)
 odd = Facts(element_bytes=(2, 4, 8), out_shapes=((2, 7, 300, 301),), loop_dims=(1, 0))
 for facts, changes in ((t5, {}), (t5, {"vectors": 4}), (odd, {"invariant_loops": False})):
     print(" ".join(f"{k}={v}" for k, v in plan(facts, knobs(**changes)).record().items()))

@@ -72,9 +72,9 @@ def read_group(ops, gid: int, kind: str) -> tuple[Facts, Group | None]:
         limits = []
         misses = {"outputs"} if any(_misses(w, limits) for _, w in outputs) else set()
         shapes = tuple(tuple(None if d == DYNAMIC else d for d in w.shape) for _, w in outputs)
-        loops = invariant_dims.choose(group, shapes[0]) if len(set(shapes)) == 1 else ()
+        loops, hoisted = invariant_dims.choose(group, shapes[0]) if len(set(shapes)) == 1 else ((), 0)
         return Facts(gid, element_bytes=widths, vector_misses=frozenset(misses), out_shapes=shapes,
-                     max_lanes=min(limits, default=16), loop_dims=loops), group
+                     max_lanes=min(limits, default=16), loop_dims=loops, loop_hoisted=hoisted), group
     problem = _read_rows(group)
     if problem:
         return Facts(gid, refusal=problem), None

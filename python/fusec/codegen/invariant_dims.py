@@ -91,26 +91,26 @@ def _trace(member, point: tuple, seen: dict, ops: list) -> frozenset:
     return result
 
 
-def choose(group, shape: tuple) -> tuple:
-    """The dims of the flat group's output `shape` (static) its threads should loop over, outermost
-    first, or () where no loop pays."""
+def choose(group, shape: tuple) -> tuple[tuple, int]:
+    """(the dims of the flat group's output `shape` (static) its threads should loop over, outermost
+    first, or () where no loop pays; the weight of an element's ops that read none of them)."""
     if len(shape) < 2 or None in shape:
-        return ()
+        return (), 0
     point = tuple(frozenset([d]) for d in range(len(shape)))
     ops, seen = [], {}
     for _, writer in group.outputs:
         if writer.kind in ("pointwise", "broadcast"):
             _trace(writer, point, seen, ops)
     outer = [d for d in range(len(shape) - 1) if shape[d] > 1]
-    best, best_saved = (), 0.0
+    best, best_saved, best_kept = (), 0.0, 0
     for k in range(1, len(outer) + 1):
         for dims in itertools.combinations(outer, k):
             trips = math.prod(shape[d] for d in dims)
             kept = sum(w for reads, w in ops if not reads & set(dims))
             saved = kept * (1 - 1 / trips)
             if trips >= _MIN_TRIPS and saved > best_saved:
-                best, best_saved = dims, saved
+                best, best_saved, best_kept = dims, saved, kept
     if best_saved < _MIN_SAVED:
-        return ()
+        return (), 0
     reading = {d: sum(w for reads, w in ops if d in reads) for d in best}
-    return tuple(sorted(best, key=lambda d: (-reading[d], d)))
+    return tuple(sorted(best, key=lambda d: (-reading[d], d))), best_kept

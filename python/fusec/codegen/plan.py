@@ -281,4 +281,5 @@ def _plan_flat(facts: Facts, knobs: Knobs) -> Plan | Refusal:
     wanted = 1 if loop_dims else knobs.vectors or (_SCALAR_ELEMENTS if scalar else 1)
     per_thread = max(1, min(wanted, -(-total // threads) if total is not None else wanted))
     return Plan("flat", threads, lanes, vectors_per_thread=per_thread, elements=elements, loop_dims=loop_dims,
+                loop_hoisted=facts.loop_hoisted if loop_dims else 0,
                 read_only_cache=knobs.read_only_cache, l2_evict_last=knobs.l2_evict_last)

@@ -37,6 +37,7 @@ class Facts:
     out_shapes: tuple = ()  # the outputs' shapes (None: a dynamic extent)
     max_lanes: int = 16  # the widest vector its reads through index maps allow (slices, cats: `shifted_lanes`)
     loop_dims: tuple = ()  # the outer dims a thread should loop over, outermost first (`invariant_dims`)
+    loop_hoisted: int = 0  # the weight of an element's ops that read none of them (`invariant_dims`)
 
     @property
     def n_rows(self):
@@ -75,6 +76,7 @@ class Plan:
     window: bool = False  # row schedules: an aligned body of vectors, the head and tail by elements (`windows`)
     rows_per_block: int = 1  # row_registers: rows a block takes, a warp each (`rows_per_block`)
     loop_dims: tuple = ()  # flat: the outer dims each thread loops over, outermost first (`invariant_dims`)
+    loop_hoisted: int = 0  # flat with loop_dims: the weighted ops an element has that read none of them
 
     @property
     def n_vectors(self) -> int:
@@ -89,7 +91,8 @@ class Plan:
         """The schedule as `fusec.schedule` records it (the builder adds the stash's bytes)."""
         if self.schedule == "flat":
             extra = {**({"vectors_per_thread": self.vectors_per_thread} if self.vectors_per_thread > 1 else {}),
-                     **({"loop_dims": ",".join(map(str, self.loop_dims))} if self.loop_dims else {})}
+                     **({"loop_dims": ",".join(map(str, self.loop_dims)), "loop_hoisted_ops": self.loop_hoisted}
+                        if self.loop_dims else {})}
             return {"schedule": "flat", "elements": _static_or_dynamic(self.elements), "threads": self.threads,
                     "lanes": self.lanes, **extra}
         out = {"schedule": self.schedule, "rows": _static_or_dynamic(self.rows), "row_length": self.row_length,
