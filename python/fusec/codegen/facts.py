@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import re
 
 from fusec.mlir import ir
 
@@ -20,7 +19,7 @@ from fusec.passes.classify_ops import classify, combiner, full_input, indexing_m
 
 from . import invariant_dims, prefetch, row_variance, windows
 from .combine import EMPTY
-from .indexing import DYNAMIC, element_bytes, shifted_lanes, vector_access
+from .indexing import DYNAMIC, across_dim, element_bytes, shifted_lanes, vector_access
 from .kernel import Member, has_identity
 from .plan import Facts
 from .scan import read_scan_group
@@ -347,24 +346,14 @@ def _element_misses(z) -> bool:
 def _read_misses(source, m, seen: dict, operand=None, limits: list | None = None, lane_dim: int | None = None) -> bool:
     """With `limits` (the flat trace), a shifted access (through a slice's or a cat's index map) is
     a vector no wider than `shifted_lanes`, recorded there, and an access across a computed operand's
-    dims computes it along the dim read (`_across`); elsewhere both miss."""
+    dims computes it along the dim read (`across_dim`); elsewhere both miss."""
     access = vector_access(m, lane_dim)
     computed = source is not None and source.kind in ("pointwise", "broadcast")
     if access == "across":
-        along = _across(m, lane_dim)
+        along = across_dim(m, lane_dim)
         return limits is None or along is None or not computed or _evaluation_misses(source, seen, limits, along)
     if access == "shifted" and limits is None:
         return True
     if access == "shifted":
         limits.append(shifted_lanes(m, tuple(ir.MemRefType(operand.type).shape), lane_dim))
-    return access in ("vector", "shifted") and source is not None and source.kind in ("pointwise", "broadcast") \
-        and _evaluation_misses(source, seen, limits)
-
-
-def _across(m, lane_dim: int | None):
-    """The operand dim that map `m` reads the vectorized loop dim (`lane_dim`, None: the innermost)
-    into, where one result is that dim alone and no other reads it (`kernel._read_lanes`); else None."""
-    dim = f"d{m.n_dims - 1 if lane_dim is None else lane_dim}"
-    results = [str(e) for e in m.results]
-    reading = [r for r in results if re.search(rf"\b{dim}\b", r)]
-    return results.index(dim) if reading == [dim] else None
+    return access in ("vector", "shifted") and computed and _evaluation_misses(source, seen, limits)

@@ -100,6 +100,16 @@ def vector_access(m, dim: int | None = None) -> str:
     return "shifted" if reading == [results[-1]] and _shift(m.results[-1], inner_pos) is not None else "across"
 
 
+def across_dim(m, dim: int | None = None) -> int | None:
+    """For an "across" access through map `m` (`vector_access`): the operand dim its loop dim `dim`
+    (None: the innermost) is read into, where one result is that loop dim alone and no other result
+    reads it (a computed operand can then be evaluated with vectors along it); else None."""
+    inner = f"d{m.n_dims - 1 if dim is None else dim}"
+    results = [str(e) for e in m.results]
+    reading = [r for r in results if re.search(rf"\b{inner}\b", r)]
+    return results.index(inner) if reading == [inner] else None
+
+
 def _terms(e):
     """A linear affine expr as ({dim: coefficient}, constant), or None (mod, floordiv, symbols)."""
     e = e.maybe_downcast()

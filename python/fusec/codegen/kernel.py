@@ -18,7 +18,7 @@ from fusec.mlir import ir
 from torch_mlir.dialects import arith, memref, vector
 
 from . import windows
-from .indexing import apply_map, const, element_bytes, lane_steps, lanes_of, vector_access
+from .indexing import across_dim, apply_map, const, element_bytes, lane_steps, lanes_of, vector_access
 from .strided_gathers import strided_load
 
 __all__ = ["Member", "Kernel", "identity", "has_identity", "attributes", "is_vector"]
@@ -90,8 +90,7 @@ def _read_lanes(m, lanes: int, lane_dim: int | None) -> tuple:
     computed along `lane_dim` (None: its innermost): across the operand's dims, its result that is
     that loop dim alone (the operand is computed there, never loaded: the facts' trace saw to it)."""
     if lanes > 1 and vector_access(m, lane_dim) == "across":
-        dim = f"d{m.n_dims - 1 if lane_dim is None else lane_dim}"
-        return lanes, [str(e) for e in m.results].index(dim)
+        return lanes, across_dim(m, lane_dim)
     return lanes_of(m, lanes, lane_dim), None
 
 
