@@ -50,6 +50,11 @@ def index(n):
     return const(n) if isinstance(n, int) else n
 
 
+def expr_dims(e) -> set:
+    """The loop dims an affine expression (or its text) reads: `d1 + 64` -> {1}."""
+    return {int(d) for d in re.findall(r"\bd(\d+)\b", str(e))}
+
+
 def apply_map(m, point):
     """Evaluate map `m` at index values `point`: a dim is the point's value, a constant a constant,
     any other affine expression (an index map of a layout op: `d1 + 64`, `(d3 - 32) mod 32`,
@@ -62,7 +67,7 @@ def apply_map(m, point):
         elif text.lstrip("-").isdigit():
             out.append(const(int(text)))
         else:
-            used = sorted({int(d) for d in re.findall(r"\bd(\d+)\b", text)})
+            used = expr_dims(text)
             one = ir.AffineMap.get(m.n_dims, 0, [e])
             out.append(affine.AffineApplyOp(one, [point[d] if d in used else const(0) for d in range(m.n_dims)]).result)
     return out
@@ -87,16 +92,16 @@ def vector_access(m, dim: int | None = None) -> str:
     (the dim is the operand's innermost: consecutive elements), "scalar" (the operand does not vary
     along it: one element, broadcast at use) or "across" (the dim is another of the operand's dims:
     no vector load reads that; the group's facts note it, and the plan then keeps lanes 1)."""
-    inner = f"d{m.n_dims - 1 if dim is None else dim}"
+    inner_pos = m.n_dims - 1 if dim is None else dim
+    inner = f"d{inner_pos}"
     results = [str(e) for e in m.results]
-    reading = [r for r in results if re.search(rf"\b{inner}\b", r)]
+    reading = [r for r in results if inner_pos in expr_dims(r)]
     if not reading:
         return "scalar"
     if results[-1] == inner and reading == [inner]:
         return "vector"
     # An index map through the dim (a slice's `d1 + 64`, a cat's `(d1 - 32) mod 32`) whose elements
     # along it are consecutive: "shifted", a vector where `shifted_lanes` says how wide it may be.
-    inner_pos = m.n_dims - 1 if dim is None else dim
     return "shifted" if reading == [results[-1]] and _shift(m.results[-1], inner_pos) is not None else "across"
 
 
@@ -104,10 +109,10 @@ def across_dim(m, dim: int | None = None) -> int | None:
     """For an "across" access through map `m` (`vector_access`): the operand dim its loop dim `dim`
     (None: the innermost) is read into, where one result is that loop dim alone and no other result
     reads it (a computed operand can then be evaluated with vectors along it); else None."""
-    inner = f"d{m.n_dims - 1 if dim is None else dim}"
+    inner_pos = m.n_dims - 1 if dim is None else dim
     results = [str(e) for e in m.results]
-    reading = [r for r in results if re.search(rf"\b{inner}\b", r)]
-    return results.index(inner) if reading == [inner] else None
+    reading = [r for r in results if inner_pos in expr_dims(r)]
+    return results.index(f"d{inner_pos}") if reading == [f"d{inner_pos}"] else None
 
 
 def _terms(e):

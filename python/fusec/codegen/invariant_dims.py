@@ -24,26 +24,25 @@ from __future__ import annotations
 
 import itertools
 import math
-import re
 
 from fusec.mlir import ir
+
+from .indexing import expr_dims
 
 __all__ = ["choose"]
 
 _MIN_SAVED = 12  # weighted ops an element must save for the loop to pay
 _MIN_TRIPS = 4
-_TRANSCENDENTAL = {"math.log", "math.log1p", "math.log2", "math.log10", "math.exp", "math.exp2", "math.expm1",
-                   "math.sin", "math.cos", "math.tan", "math.tanh", "math.erf", "math.powf", "math.atan",
-                   "math.atan2", "math.fpowi", "math.ipowi"}
-_DIVISION = {"arith.divsi", "arith.divui", "arith.remsi", "arith.remui", "arith.floordivsi", "arith.ceildivsi",
-             "arith.ceildivui"}
+# Weighed 8: transcendentals (a libdevice routine) and integer divisions (a software sequence).
+_HEAVY = {"math.log", "math.log1p", "math.log2", "math.log10", "math.exp", "math.exp2", "math.expm1", "math.sin",
+          "math.cos", "math.tan", "math.tanh", "math.erf", "math.powf", "math.atan", "math.atan2", "math.fpowi",
+          "math.ipowi", "arith.divsi", "arith.divui", "arith.remsi", "arith.remui", "arith.floordivsi",
+          "arith.ceildivsi", "arith.ceildivui"}
 
 
 def _weight(op) -> int:
     name = op.name
-    if name in _TRANSCENDENTAL:
-        return 8
-    if name in _DIVISION:
+    if name in _HEAVY:
         return 8
     if name in ("arith.divf", "arith.remf", "math.sqrt", "math.rsqrt"):
         return 4
@@ -52,7 +51,8 @@ def _weight(op) -> int:
 
 
 def _expr_dims(expr, point) -> frozenset:
-    return frozenset().union(*(point[int(d)] for d in re.findall(r"\bd(\d+)\b", str(expr))))
+    """The output dims an operand index `expr` reads, at `point` (a dim set per loop dim)."""
+    return frozenset().union(*(point[d] for d in expr_dims(expr)))
 
 
 def _trace(member, point: tuple, seen: dict, ops: list) -> frozenset:
