@@ -117,6 +117,32 @@ def _read_back(result, outputs: int) -> bool:
     return False
 
 
+def _yielded(value):
+    """The op a linalg.generic's result yields (its body's last computed value), or None."""
+    owner = getattr(value.owner, "operation", None) if isinstance(value, ir.OpResult) else None
+    if owner is None or owner.name != "linalg.generic":
+        return None, None
+    yielded = list(owner.regions[0].blocks[0].operations)[-1].operands[0]
+    return owner, (yielded.owner if isinstance(yielded, ir.OpResult) else None)
+
+
+def _sum_of_exp(op) -> bool:
+    """Whether `op` sums exp(x - c) (logsumexp's, cross-entropy's), the exp and the sub in the generics
+    that make its input or in its own body: a sum the row kernel computes with its max in one pass."""
+    block = op.regions[0].blocks[0]
+    combiner = _sum_combiner(op)
+    element = [v for v in combiner.operands if v != block.arguments[len(block.arguments) - 1]][0]
+    producer, inner = (None, element.owner) if isinstance(element, ir.OpResult) \
+        else _yielded(op.operands[element.arg_number])
+    if inner is None or inner.name != "math.exp":
+        return False
+    argument = inner.operands[0]
+    if isinstance(argument, ir.OpResult):
+        return argument.owner.name == "arith.subf"
+    source = producer.operands[argument.arg_number] if producer is not None else None
+    return source is not None and getattr(_yielded(source)[1], "name", None) == "arith.subf"
+
+
 def _divisor(n: int, block: int) -> int | None:
     return next((b for b in range(block, max(1, block // 8) - 1, -1) if n % b == 0), None)
 
@@ -276,6 +302,8 @@ def _split(op, limits: _Limits, longest: int | None = None) -> None:
         return
     if limits.few_outputs and outputs * math.prod(ranges[d] for d in reduced) <= _ONE_BLOCK:
         return  # cuda: one block reads it in a few loads a thread (a loss over 8192 rows)
+    if limits.few_outputs and _sum_of_exp(op):
+        return  # cuda: one pass with the row's max (codegen/online_softmax.py), a block a row
     operands = list(op.operands)
     last = reduced[-1]
     stale: list = []

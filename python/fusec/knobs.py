@@ -175,6 +175,9 @@ KNOBS: tuple[Knob, ...] = (
          "(0: never)", LOWER),
     Knob("one_round_variance", True, Flag(), "a row's mean and variance (LayerNorm's two sums) in one block-wide "
          "combination (`row_variance`) instead of one each", LOWER),
+    Knob("online_softmax", True, Flag(), "a read-only row's max and sum of exp(x - max) (logsumexp, "
+         "cross-entropy) in one pass: a row_loop kernel streams the row once, merging running (max, sum) pairs "
+         "(`online_softmax`); off: the row schedules' two rounds", LOWER, cli=True),
     Knob("schedule", "", Text(), "per-kernel knob overrides, GROUP.KNOB=VALUE separated by commas: "
          "0.row_prefetch=0,1.threads_per_block=512 (what --schedule FILE becomes)", LOWER),
     Knob("tuning", True, Flag(), "without a schedule: use tuned schedules from the tuning tables (fusec.tuning)",

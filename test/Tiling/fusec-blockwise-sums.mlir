@@ -121,6 +121,32 @@ func.func @read_back(%x: tensor<2x8192xf32>, %init: tensor<2xf32>, %o: tensor<2x
   return %d : tensor<2x8192xf32>
 }
 
+// cuda: a sum of exp(x - c) (logsumexp's, cross-entropy's) is left whole, however few its rows: the
+// row kernel computes it with the row's max in one pass (codegen/online_softmax.py), a block a row.
+// CHECK-LABEL:  func.func @sum_of_exp
+// CHECK:          tensor.expand_shape
+// CUDA-LABEL:   func.func @sum_of_exp
+// CUDA-NOT:       tensor.expand_shape
+// CUDA-COUNT-2:   linalg.generic
+// CUDA-NOT:       linalg.generic
+func.func @sum_of_exp(%x: tensor<3x8192xf32>, %c: tensor<3xf32>, %init: tensor<3xf32>) -> tensor<3xf32> {
+  %e = tensor.empty() : tensor<3x8192xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>],
+                       iterator_types = ["parallel", "parallel"]} ins(%x, %c : tensor<3x8192xf32>, tensor<3xf32>) outs(%e : tensor<3x8192xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %d = arith.subf %a, %b : f32
+    %t = math.exp %d : f32
+    linalg.yield %t : f32
+  } -> tensor<3x8192xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>],
+                       iterator_types = ["parallel", "reduction"]} ins(%y : tensor<3x8192xf32>) outs(%init : tensor<3xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %t = arith.addf %a, %acc : f32
+    linalg.yield %t : f32
+  } -> tensor<3xf32>
+  return %s : tensor<3xf32>
+}
+
 // cuda: a pointwise chain that makes the summed tensor is rebuilt over the split dim (it reads the
 // model's input through the expand_shape, so that the chain still fuses with the partial sums); one
 // that something else reads too is copied, and the original stays for that reader. (A sum of at

@@ -18,7 +18,7 @@ def knobs(**changes):
     values = dict(threads_per_block=256, row_registers=32, row_cluster=0, row_persistent=False, persistent_prefetch=False, row_prefetch=True, row_unroll=4,
                   vectors=0, invariant_loops=True,
                   read_only_cache="off", l2_evict_last=False, row_stash=False, one_barrier_rows=64,
-                  one_round_variance=True, row_windows=True, rows_per_block=0)
+                  one_round_variance=True, row_windows=True, rows_per_block=0, online_softmax=True)
     return Knobs(**{**values, **changes})
 
 
@@ -55,6 +55,34 @@ show("few_rows", rows(8, 4096))
 # CHECK-LABEL: TEST: few_rows_all_reduce
 # CHECK-NEXT: threads=1024 {{.*}} one_barrier=False
 show("few_rows_all_reduce", rows(8, 4096), one_barrier_rows=0)
+
+# Read-only rows whose two reductions are a max and a sum of exp about it (cross-entropy over GPT-2's
+# vocabulary, bf16; `online_softmax`): one pass, a row_loop of 256 threads, 4 vectors a trip.
+# CHECK-LABEL: TEST: online_rows
+# CHECK-NEXT: schedule=row_loop rows=4096 row_length=50257 threads=256 lanes=8 windows=True unroll=4 online=max and sum of exp in one pass
+ce = dict(reductions=2, online=((0, 1),), windows=True)
+show("online_rows", rows(4096, 50257, 2, **ce))
+# Few rows (64 of Llama 3's 128256): 1024 threads a row, so that the GPU has 2^17 threads.
+# CHECK-LABEL: TEST: online_few_rows
+# CHECK-NEXT: schedule=row_loop rows=64 row_length=128256 threads=1024 lanes=8 unroll=4 online=
+show("online_few_rows", rows(64, 128256, 2, reductions=2, online=((0, 1),)))
+# Not online: rows shorter than 4096 elements (held in registers, the two rounds cost no memory),
+# a row written (softmax), a third reduction, the knob off, a cluster asked for.
+# CHECK-LABEL: TEST: online_short_rows
+# CHECK-NEXT: schedule=row_registers
+show("online_short_rows", rows(4096, 2048, 2, reductions=2, online=((0, 1),)))
+# CHECK-LABEL: TEST: online_writes_rows
+# CHECK-NEXT: schedule=row_registers
+show("online_writes_rows", rows(4096, 50257, 2, writes_rows=True, **ce))
+# CHECK-LABEL: TEST: online_third_reduction
+# CHECK-NEXT: schedule=row_registers
+show("online_third_reduction", rows(4096, 50257, 2, reductions=3, online=((0, 1),), windows=True))
+# CHECK-LABEL: TEST: online_off
+# CHECK-NEXT: schedule=row_registers
+show("online_off", rows(4096, 50257, 2, **ce), online_softmax=False)
+# CHECK-LABEL: TEST: online_cluster_asked
+# CHECK-NEXT: schedule=row_registers {{.*}} cluster=4
+show("online_cluster_asked", rows(4096, 50257, 2, **ce), row_cluster=4)
 
 # CHECK-LABEL: TEST: dynamic_rows
 # A dynamic row count gets the rule for many rows.

@@ -17,7 +17,7 @@ from fusec.mlir import ir
 
 from fusec.passes.classify_ops import classify, combiner, full_input, indexing_maps
 
-from . import invariant_dims, prefetch, row_variance, windows
+from . import invariant_dims, online_softmax, prefetch, row_variance, windows
 from .combine import EMPTY
 from .indexing import DYNAMIC, across_dim, element_bytes, shifted_lanes, vector_access
 from .kernel import Member, has_identity
@@ -41,6 +41,7 @@ class Group:
     source: object = None  # the buffer the first reduction reduces (dim 0: a dynamic row count)
     per_row: dict = dataclasses.field(default_factory=dict)  # reduced shape -> its reduction
     variances: dict = dataclasses.field(default_factory=dict)  # variance's reduction -> its mean's (`row_variance`)
+    online: dict = dataclasses.field(default_factory=dict)  # a sum of exp -> its (max, sum) Pair (`online_softmax`)
     prefetch: list = dataclasses.field(default_factory=list)  # (buffer, map) the prefetch loads
 
 
@@ -109,6 +110,8 @@ def _row_facts(gid: int, group: Group, widths: tuple, row_widths: tuple) -> Fact
                  row_last=group.cols[-1], row_map_identity=identity_map, windows=_windows(group),
                  warp_rows=_warp_rows(group),
                  variance=tuple((reductions.index(z1), reductions.index(z2)) for z2, z1 in group.variances.items()),
+                 online=tuple((reductions.index(p.z_max), reductions.index(p.z_sum)) for p in group.online.values()),
+                 writes_rows=any(w.shape == group.full and w.kind != "reduction" for _, w in group.outputs),
                  prefetch_loads=loads)
 
 
@@ -281,6 +284,7 @@ def _read_rows(group: Group) -> str:
     group.in_map, group.full, group.rows, group.cols = in_map, full, rows, extents[n_par:]
     group.source, group.per_row = first.inputs[data], per_row
     group.variances = row_variance.match(group.reductions, math.prod(group.cols))
+    group.online = online_softmax.match(group.reductions, in_map.n_dims, len(rows))
     group.prefetch = prefetch.loads(group.members, group.reductions, full)
     return ""
 

@@ -79,6 +79,9 @@ def _plan_rows(facts: Facts, knobs: Knobs) -> Plan | Refusal:
     folded = {f"reduction {i}" for i in range(facts.reductions)}
     in_registers = (folded - {f"reduction {v}" for _, v in variance}) | {"outputs"} \
         | ({"prefetch"} if knobs.row_prefetch else set())
+    if _online(facts, knobs):
+        n = next(n for n in lanes if _row_vectors_fit(facts, knobs, n, folded))
+        return _row_loop(facts, knobs, n, _window(facts, knobs, n), online=True)
     for n in lanes:
         if _row_vectors_fit(facts, knobs, n, in_registers):
             window = _window(facts, knobs, n)
@@ -217,15 +220,34 @@ def _cluster(n_vectors: int, n_rows: int | None, lanes: int, knobs: Knobs) -> in
     return 1
 
 
-def _row_loop(facts: Facts, knobs: Knobs, lanes: int, window: bool = False) -> Plan:
+# Read-only rows whose reductions are a max and a sum of exp about it (logsumexp, cross-entropy): one
+# pass, no row on chip (`online_softmax`). Blocks of `threads_per_block`, more threads a row where the
+# rows are too few to give the GPU _ONLINE_THREADS threads in all.
+_ONLINE_THREADS = 1 << 17
+_ONLINE_ELEMENTS = 4096  # rows at least this long (shorter ones: the row schedules' two rounds from registers)
+
+
+def _online(facts: Facts, knobs: Knobs) -> bool:
+    """Whether the group's rows stream once (`online_softmax`): every reduction in a (max, sum of
+    exp) pair, nothing of the rows' shape written, no cluster or vectors asked for."""
+    paired = {i for pair in facts.online for i in pair}
+    return (knobs.online_softmax and bool(paired) and paired == set(range(facts.reductions))
+            and facts.row_length >= _ONLINE_ELEMENTS and not facts.writes_rows and not knobs.row_cluster and not knobs.vectors)
+
+
+def _row_loop(facts: Facts, knobs: Knobs, lanes: int, window: bool = False, online: bool = False) -> Plan:
     """Block per row for rows too long for registers: a block of threads up to `threads_per_block`
     (a power of two that covers the row, a warp at least), `row_unroll` vectors a trip (no more
-    than the row has per thread)."""
+    than the row has per thread). Online rows (`_online`): up to 1024 threads where rows are few."""
     n_vectors = row_vectors(facts.row_length, lanes)
-    threads = min(knobs.threads_per_block, max(32, 1 << max(0, (n_vectors - 1).bit_length())))
+    most = knobs.threads_per_block
+    if online and facts.n_rows is not None:
+        most = min(1024, max(most, 1 << max(0, (-(-_ONLINE_THREADS // facts.n_rows) - 1).bit_length())))
+    threads = min(most, max(32, 1 << max(0, (-(-n_vectors // knobs.row_unroll) - 1).bit_length()) if online
+                  else 1 << max(0, (n_vectors - 1).bit_length())))
     unroll = max(1, min(knobs.row_unroll, -(-n_vectors // threads)))
     return Plan("row_loop", threads, lanes, rows=facts.n_rows, row_length=facts.row_length, unroll=unroll,
-                window=window,
+                window=window, online=online,
                 read_only_cache=knobs.read_only_cache, l2_evict_last=knobs.l2_evict_last)
 
 

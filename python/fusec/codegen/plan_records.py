@@ -30,6 +30,8 @@ class Facts:
     windows: bool = False  # rows of one dim, in row-major buffers: any width takes vectors (`windows`)
     warp_rows: bool = False  # every reduction combines by a warp's shuffles alone (`rows_per_block`)
     variance: tuple = ()  # (mean's, variance's) reduction indices that one round can compute
+    online: tuple = ()  # (max's, sum of exp's) reduction indices that one pass can compute (`online_softmax`)
+    writes_rows: bool = False  # an output of the rows' shape (softmax's; cross-entropy's are one a row)
     prefetch_loads: tuple = ()  # (reads a vector, element bytes) of each row the prefetch would load
     columns: bool = False  # a column reduction: the rows' last dim (parallel) is the inputs' innermost
     scan: str = ""  # a scan group (`scan`): "rows" (along the buffers' innermost dim) or "columns"
@@ -66,6 +68,7 @@ class Plan:
     stash: bool = False  # row_registers hybrid: the slots past the registers kept in shared memory
     one_barrier: bool = False  # row_registers: float sums, maxima, minima combined with one barrier
     one_round_variance: bool = False  # row_registers: mean and variance in one block-wide round
+    online: bool = False  # row_loop: each max and sum of exp(x - max) in one pass (`online_softmax`)
     unroll: int = 1  # row_loop: vectors per thread each trip; columns: rows per thread each trip
     elements: int | None = None  # flat: the output's elements (None: dynamic)
     read_only_cache: str = "off"  # which inputs are read through the read-only data cache
@@ -98,7 +101,7 @@ class Plan:
         out = {"schedule": self.schedule, "rows": _static_or_dynamic(self.rows), "row_length": self.row_length,
                "threads": self.threads, "lanes": self.lanes, **({"windows": True} if self.window else {})}
         if self.schedule in ("row_loop", "columns"):
-            return {**out, "unroll": self.unroll}
+            return {**out, "unroll": self.unroll, **({"online": "max and sum of exp in one pass"} if self.online else {})}
         if self.schedule == "scan_rows":
             return {**out, "elements_per_thread": self.vectors_per_thread}
         if self.schedule == "scan_columns":

@@ -19,8 +19,8 @@ from __future__ import annotations
 from fusec.mlir import ir
 from torch_mlir.dialects import arith, gpu, scf
 
-from . import windows
-from .combine import finish_reduction
+from . import online_softmax, windows
+from .combine import finish_reduction, start_value
 from .indexing import apply_map, const, count, delinearize, lanes_of
 from .kernel import Kernel, identity
 from .launch import launch, store_where, vector_slot
@@ -73,7 +73,14 @@ def build(plan, group):
         edges = windows.row_edges(bx, cols[-1], lanes) if plan.window else None
         edge = windows.edge_slot(tx, edges, row) if edges else None
         c_end, c_stride = (edges.body if edges else const(n_vectors)), const(stride)
+        online = {p.z_max: p for p in group.online.values()} if plan.online else {}
         for z in group.reductions:
+            if z in online:  # the max and its sum of exp, in one pass
+                _online_pass(kernel, online[z], slots_of, (tx, c_end, c_stride), edge, lanes, (tx, threads, body),
+                             row, cols)
+                continue
+            if plan.online and z in group.online:
+                continue
             element_type = ir.MemRefType(z.out.type).element_type
             comb_name = z.combiner.name
             init = kernel.widen(identity(comb_name, element_type), lanes)
@@ -120,3 +127,20 @@ def build(plan, group):
         store_row_values(kernel, tx, row, group, epilogue)
         gpu.TerminatorOp()
     return op, {}
+
+
+def _online_pass(kernel, pair, slots_of, loop_range, edge, lanes, block, row, cols) -> None:
+    """A (max, sum of exp) pair's one pass over the row (`online_softmax`): the trips' running pairs,
+    the edge element, then the block's merge into both reductions' registers."""
+    loop = scf.ForOp(*loop_range, list(online_softmax.start(kernel, lanes)))
+    with ir.InsertionPoint(loop.body):
+        kernel.cache = {}
+        state = online_softmax.fold(kernel, pair, slots_of(loop.induction_variable), tuple(loop.inner_iter_args),
+                                    lanes)
+        scf.YieldOp(list(state))
+    kernel.cache = {}
+    state = tuple(loop.results)
+    if edge:
+        state = online_softmax.fold_edge(kernel, pair, edge, state, lanes)
+        kernel.cache = {}
+    online_softmax.finish(kernel, pair, state, lanes, block, row, cols, start_value)
