@@ -53,16 +53,17 @@ def build(plan, group):
     bx, tx = body.arguments[0], body.arguments[3]
     kernel = Kernel(lanes)
 
-    def slots_of(iv):
+    def slots_of(iv, masked=True):
         """The trip's vectors: (iteration point, in-row flag or None). The first is always in the
-        row (the loop runs while it is); a later one past the end loads the row's last vector."""
+        row (the loop runs while it is); a later one past the end loads the row's last vector.
+        `masked` False: a trip known to lie within the row."""
         slots = []
         for j in range(unroll):
             v = arith.AddIOp(iv, const(j * threads)).result if j else iv
             if edges:  # a row of any width: its body's vectors (`windows`)
-                slots.append(windows.body_slot(kernel, v, edges, row, group.full, bool(j)))
+                slots.append(windows.body_slot(kernel, v, edges, row, group.full, masked and bool(j)))
                 continue
-            point, valid = vector_slot(v, n_vectors, lanes, cols, bool(j and n_vectors % stride))
+            point, valid = vector_slot(v, n_vectors, lanes, cols, masked and bool(j and n_vectors % stride))
             slots.append((row + point, valid))
         return slots
 
@@ -76,8 +77,8 @@ def build(plan, group):
         online = {p.z_max: p for p in group.online.values()} if plan.online else {}
         for z in group.reductions:
             if z in online:  # the max and its sum of exp, in one pass
-                _online_pass(kernel, online[z], slots_of, (tx, c_end, c_stride), edge, lanes, (tx, threads, body),
-                             row, cols)
+                _online_pass(kernel, online[z], slots_of, (tx, c_end, threads, unroll), edge, lanes,
+                             (tx, threads, body), row, cols)
                 continue
             if plan.online and z in group.online:
                 continue
@@ -131,16 +132,38 @@ def build(plan, group):
 
 def _online_pass(kernel, pair, slots_of, loop_range, edge, lanes, block, row, cols) -> None:
     """A (max, sum of exp) pair's one pass over the row (`online_softmax`): the trips' running pairs,
-    the edge element, then the block's merge into both reductions' registers."""
-    loop = scf.ForOp(*loop_range, list(online_softmax.start(kernel, lanes)))
-    with ir.InsertionPoint(loop.body):
-        kernel.cache = {}
-        state = online_softmax.fold(kernel, pair, slots_of(loop.induction_variable), tuple(loop.inner_iter_args),
-                                    lanes)
-        scf.YieldOp(list(state))
-    kernel.cache = {}
-    state = tuple(loop.results)
+    the edge element, then the block's merge into both reductions' registers. The trips whose every
+    vector lies in the row run with no masks (a select an element less: bf16 rows are short of issue
+    slots); the last, if it is partly past the row's end, is a second loop of at most one trip."""
+    tx, end, threads, unroll = loop_range
+    stride = const(threads * unroll)
+    # whole trips: while the trip's last vector, iv + (unroll - 1) * threads, is in the row
+    span = const((unroll - 1) * threads)
+    whole_end = arith.SelectOp(arith.CmpIOp(arith.CmpIPredicate.ugt, end, span).result,
+                               arith.SubIOp(end, span).result, const(0)).result
+    state = list(online_softmax.start(kernel, lanes))
+    last = tx
+    if unroll > 1:
+        state = _online_trips(kernel, pair, slots_of, tx, whole_end, stride, state, lanes, False)
+        # where the whole trips stopped: tx, or tx + stride * ceil((whole_end - tx) / stride)
+        started = arith.CmpIOp(arith.CmpIPredicate.ugt, whole_end, tx).result
+        trips = arith.DivUIOp(arith.AddIOp(arith.SubIOp(whole_end, tx).result,
+                                           const(threads * unroll - 1)).result, stride).result
+        last = arith.SelectOp(started, arith.AddIOp(tx, arith.MulIOp(trips, stride).result).result, tx).result
+    state = _online_trips(kernel, pair, slots_of, last, end, stride, state, lanes, True)
     if edge:
         state = online_softmax.fold_edge(kernel, pair, edge, state, lanes)
         kernel.cache = {}
     online_softmax.finish(kernel, pair, state, lanes, block, row, cols, start_value)
+
+
+def _online_trips(kernel, pair, slots_of, first, end, stride, state, lanes, masked):
+    """The loop of trips from `first` to `end`, folding into the pair `state`."""
+    loop = scf.ForOp(first, end, stride, list(state))
+    with ir.InsertionPoint(loop.body):
+        kernel.cache = {}
+        folded = online_softmax.fold(kernel, pair, slots_of(loop.induction_variable, masked),
+                                     tuple(loop.inner_iter_args), lanes)
+        scf.YieldOp(list(folded))
+    kernel.cache = {}
+    return tuple(loop.results)
