@@ -66,11 +66,11 @@ show("online_rows", rows(4096, 50257, 2, **ce))
 # CHECK-LABEL: TEST: online_few_rows
 # CHECK-NEXT: schedule=row_loop rows=64 row_length=128256 threads=1024 lanes=8 unroll=4 online=
 show("online_few_rows", rows(64, 128256, 2, reductions=2, online=((0, 1),)))
-# Not online: rows shorter than 4096 elements (held in registers, the two rounds cost no memory),
+# Not online: rows shorter than 2048 elements (held in registers: two rounds as fast),
 # a row written (softmax), a third reduction, the knob off, a cluster asked for.
 # CHECK-LABEL: TEST: online_short_rows
 # CHECK-NEXT: schedule=row_registers
-show("online_short_rows", rows(4096, 2048, 2, reductions=2, online=((0, 1),)))
+show("online_short_rows", rows(4096, 1024, 2, reductions=2, online=((0, 1),)))
 # CHECK-LABEL: TEST: online_writes_rows
 # CHECK-NEXT: schedule=row_registers
 show("online_writes_rows", rows(4096, 50257, 2, writes_rows=True, **ce))

@@ -101,7 +101,8 @@ class Plan:
         out = {"schedule": self.schedule, "rows": _static_or_dynamic(self.rows), "row_length": self.row_length,
                "threads": self.threads, "lanes": self.lanes, **({"windows": True} if self.window else {})}
         if self.schedule in ("row_loop", "columns"):
-            return {**out, "unroll": self.unroll, **({"online": "max and sum of exp in one pass"} if self.online else {})}
+            online = {"online": "max and sum of exp in one pass"} if self.online else {}
+            return {**out, "unroll": self.unroll, **online}
         if self.schedule == "scan_rows":
             return {**out, "elements_per_thread": self.vectors_per_thread}
         if self.schedule == "scan_columns":
