@@ -54,7 +54,9 @@ FLAG = "fusec-blockwise-sums"
 SUMMARY = "Split long float sums into sums of blocks of at most `block` elements"
 OPTIONS = {"block": (4096, "the most elements one chain of adds folds"),
            "few-outputs": (0, "split only sums with fewer outputs than this (0: every long sum)"),
-           "final-block": (0, "the most elements a sum of partials folds unsplit (0: block)")}
+           "final-block": (0, "the most elements a sum of partials folds unsplit (0: block)"),
+           "online-sums": (0, "leave whole the sums of exp(x - c) whose x a max reduces too (1: the online "
+                                  "pass is on)")}
 
 _TAGS = ("fusec.group", "fusec.group_kind")
 
@@ -65,20 +67,21 @@ _TAGS = ("fusec.group", "fusec.group_kind")
 _ONE_BLOCK = 16 * 1024
 
 
-def run(module_op, pass_, block: int, few_outputs: int = 0, final_block: int = 0) -> None:
+def run(module_op, pass_, block: int, few_outputs: int = 0, final_block: int = 0, online_sums: int = 0) -> None:
     ops = []
     module_op.walk(lambda op: (ops.append(op) if op.name == "linalg.generic" else None) or ir.WalkResult.ADVANCE)
-    limits = _Limits(block, few_outputs, final_block or block)
+    limits = _Limits(block, few_outputs, final_block or block, bool(online_sums))
     for op in ops:
         _split(op, limits)
 
 
 class _Limits:
     """block: the longest chain of adds; few_outputs: a sum with this many outputs or more is left
-    alone (0: none is); final: how long a sum of partials may be before it is split again."""
+    alone (0: none is); final: how long a sum of partials may be before it is split again; online:
+    sums of exp(x - c) with a max of x are left whole (the online pass computes the pair)."""
 
-    def __init__(self, block: int, few_outputs: int, final: int):
-        self.block, self.few_outputs, self.final = block, few_outputs, final
+    def __init__(self, block: int, few_outputs: int, final: int, online: bool = False):
+        self.block, self.few_outputs, self.final, self.online = block, few_outputs, final, online
 
 
 def _sum_combiner(op):
@@ -117,30 +120,47 @@ def _read_back(result, outputs: int) -> bool:
     return False
 
 
-def _yielded(value):
-    """The op a linalg.generic's result yields (its body's last computed value), or None."""
-    owner = getattr(value.owner, "operation", None) if isinstance(value, ir.OpResult) else None
-    if owner is None or owner.name != "linalg.generic":
+def _defining(generic, value):
+    """(the linalg.generic, the op) that computes `value` of `generic`'s body: in the body itself, or
+    for an input read elementwise, the op its producing generic yields; (None, None) otherwise."""
+    if isinstance(value, ir.OpResult):
+        return generic, value.owner
+    if value.arg_number >= len(generic.operands) - len(generic.results):
         return None, None
-    yielded = list(owner.regions[0].blocks[0].operations)[-1].operands[0]
-    return owner, (yielded.owner if isinstance(yielded, ir.OpResult) else None)
+    producer = generic.operands[value.arg_number].owner
+    if not isinstance(generic.operands[value.arg_number], ir.OpResult) or producer.name != "linalg.generic":
+        return None, None
+    yielded = list(producer.regions[0].blocks[0].operations)[-1].operands[0]
+    return (producer, yielded.owner) if isinstance(yielded, ir.OpResult) else (None, None)
+
+
+def _reads_max(value) -> bool:
+    """Whether a maximumf reduction (a linalg.generic that yields maximumf) reads tensor `value`."""
+    for use in value.uses:
+        user = use.owner
+        if user.name == "linalg.generic" and "reduction" in iterator_kinds(user):
+            yielded = list(user.regions[0].blocks[0].operations)[-1].operands[0]
+            if isinstance(yielded, ir.OpResult) and yielded.owner.name == "arith.maximumf":
+                return True
+    return False
 
 
 def _sum_of_exp(op) -> bool:
-    """Whether `op` sums exp(x - c) (logsumexp's, cross-entropy's), the exp and the sub in the generics
-    that make its input or in its own body: a sum the row kernel computes with its max in one pass."""
+    """Whether `op` sums exp(x - c) where a max reduction reads x too (logsumexp's, cross-entropy's),
+    the exp and the sub in its body or in the generics that make its input: the pair the row kernel
+    computes in one read (codegen/online_softmax.py)."""
     block = op.regions[0].blocks[0]
-    combiner = _sum_combiner(op)
-    element = [v for v in combiner.operands if v != block.arguments[len(block.arguments) - 1]][0]
-    producer, inner = (None, element.owner) if isinstance(element, ir.OpResult) \
-        else _yielded(op.operands[element.arg_number])
-    if inner is None or inner.name != "math.exp":
+    element = [v for v in _sum_combiner(op).operands if v != block.arguments[len(block.arguments) - 1]]
+    if len(element) != 1:
         return False
-    argument = inner.operands[0]
-    if isinstance(argument, ir.OpResult):
-        return argument.owner.name == "arith.subf"
-    source = producer.operands[argument.arg_number] if producer is not None else None
-    return source is not None and getattr(_yielded(source)[1], "name", None) == "arith.subf"
+    generic, exp = _defining(op, element[0])
+    if exp is None or exp.name != "math.exp":
+        return False
+    generic, sub = _defining(generic, exp.operands[0])
+    if sub is None or sub.name != "arith.subf" or isinstance(sub.operands[0], ir.OpResult):
+        return False
+    j = sub.operands[0].arg_number
+    return j < len(generic.operands) - len(generic.results) and _reads_max(generic.operands[j])
 
 
 def _divisor(n: int, block: int) -> int | None:
@@ -302,7 +322,7 @@ def _split(op, limits: _Limits, longest: int | None = None) -> None:
         return
     if limits.few_outputs and outputs * math.prod(ranges[d] for d in reduced) <= _ONE_BLOCK:
         return  # cuda: one block reads it in a few loads a thread (a loss over 8192 rows)
-    if limits.few_outputs and _sum_of_exp(op):
+    if limits.few_outputs and limits.online and _sum_of_exp(op):
         return  # cuda: one pass with the row's max (codegen/online_softmax.py), a block a row
     operands = list(op.operands)
     last = reduced[-1]

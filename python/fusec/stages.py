@@ -73,7 +73,8 @@ def _fuse(o: CompileOptions) -> list[str]:
     # of rows then their sum, so that the coalesced column kernel has enough threads; first, so that a
     # column sum into few outputs is split this way too (fusec-split-column-sums).
     split = ["fusec-split-column-sums",
-             f"fusec-blockwise-sums{{block=4096 few-outputs={o.split_sums} final-block=65536}}"] \
+             f"fusec-blockwise-sums{{block=4096 few-outputs={o.split_sums} final-block=65536 "
+             f"online-sums={int(o.online_softmax)}}}"] \
         if o.target == "cuda" and o.split_sums else []
     return ["fusec-narrow-f64", "fusec-pooling-to-generic", "fusec-reshape-pointwise-loops", "fusec-inline-broadcast-producers",
             "fusec-reshapes-before-pointwise", "fusec-bound-gather-indices",

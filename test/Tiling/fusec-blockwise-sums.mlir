@@ -6,7 +6,7 @@
 // divisor to block it by is kept whole as the partials' rows).
 
 // RUN: fusec-opt %s --fusec-blockwise-sums | FileCheck %s
-// RUN: fusec-opt %s '--fusec-blockwise-sums=block=4096 few-outputs=4 final-block=65536' | FileCheck %s --check-prefix=CUDA
+// RUN: fusec-opt %s '--fusec-blockwise-sums=block=4096 few-outputs=4 final-block=65536 online-sums=1' | FileCheck %s --check-prefix=CUDA
 
 // A whole 512x1024 tensor: 512 partials of 1024, then one sum of 512 from the original init.
 // CHECK-LABEL: func.func @whole
@@ -121,15 +121,43 @@ func.func @read_back(%x: tensor<2x8192xf32>, %init: tensor<2xf32>, %o: tensor<2x
   return %d : tensor<2x8192xf32>
 }
 
-// cuda: a sum of exp(x - c) (logsumexp's, cross-entropy's) is left whole, however few its rows: the
-// row kernel computes it with the row's max in one pass (codegen/online_softmax.py), a block a row.
+// cuda: a sum of exp(x - c) whose x a max reduces too (logsumexp's, cross-entropy's) is left whole,
+// however few its rows, when the online pass is on (online-sums=1): the row kernel computes the max
+// and the sum in one read (codegen/online_softmax.py), a block a row. A sum of exp(x - c) with no max
+// of x is split as any other.
 // CHECK-LABEL:  func.func @sum_of_exp
 // CHECK:          tensor.expand_shape
 // CUDA-LABEL:   func.func @sum_of_exp
 // CUDA-NOT:       tensor.expand_shape
-// CUDA-COUNT-2:   linalg.generic
+// CUDA-COUNT-3:   linalg.generic
 // CUDA-NOT:       linalg.generic
-func.func @sum_of_exp(%x: tensor<3x8192xf32>, %c: tensor<3xf32>, %init: tensor<3xf32>) -> tensor<3xf32> {
+// CUDA-LABEL:   func.func @exp_without_max
+// CUDA:           tensor.expand_shape
+func.func @sum_of_exp(%x: tensor<3x8192xf32>, %minit: tensor<3xf32>, %init: tensor<3xf32>) -> tensor<3xf32> {
+  %c = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>],
+                       iterator_types = ["parallel", "reduction"]} ins(%x : tensor<3x8192xf32>) outs(%minit : tensor<3xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %t = arith.maximumf %a, %acc : f32
+    linalg.yield %t : f32
+  } -> tensor<3xf32>
+  %e = tensor.empty() : tensor<3x8192xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>],
+                       iterator_types = ["parallel", "parallel"]} ins(%x, %c : tensor<3x8192xf32>, tensor<3xf32>) outs(%e : tensor<3x8192xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %d = arith.subf %a, %b : f32
+    %t = math.exp %d : f32
+    linalg.yield %t : f32
+  } -> tensor<3x8192xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>],
+                       iterator_types = ["parallel", "reduction"]} ins(%y : tensor<3x8192xf32>) outs(%init : tensor<3xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %t = arith.addf %a, %acc : f32
+    linalg.yield %t : f32
+  } -> tensor<3xf32>
+  return %s : tensor<3xf32>
+}
+
+func.func @exp_without_max(%x: tensor<3x8192xf32>, %c: tensor<3xf32>, %init: tensor<3xf32>) -> tensor<3xf32> {
   %e = tensor.empty() : tensor<3x8192xf32>
   %y = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>],
                        iterator_types = ["parallel", "parallel"]} ins(%x, %c : tensor<3x8192xf32>, tensor<3xf32>) outs(%e : tensor<3x8192xf32>) {

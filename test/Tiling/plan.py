@@ -62,7 +62,7 @@ show("few_rows_all_reduce", rows(8, 4096), one_barrier_rows=0)
 # CHECK-NEXT: schedule=row_loop rows=4096 row_length=50257 threads=256 lanes=8 windows=True unroll=4 online=max and sum of exp in one pass
 ce = dict(reductions=2, online=((0, 1),), windows=True)
 show("online_rows", rows(4096, 50257, 2, **ce))
-# Few rows (64 of Llama 3's 128256): 1024 threads a row, so that the GPU has 2^17 threads.
+# Few rows (64 of Llama 3's 128256): 1024 threads a row, the most a block has (toward 2^17 threads in all).
 # CHECK-LABEL: TEST: online_few_rows
 # CHECK-NEXT: schedule=row_loop rows=64 row_length=128256 threads=1024 lanes=8 unroll=4 online=
 show("online_few_rows", rows(64, 128256, 2, reductions=2, online=((0, 1),)))

@@ -22,6 +22,7 @@ from .combine import EMPTY
 from .indexing import DYNAMIC, across_dim, element_bytes, shifted_lanes, vector_access
 from .kernel import Member, has_identity
 from .plan import Facts
+from .rows import row_outputs
 from .scan import read_scan_group
 
 __all__ = ["Group", "read_group"]
@@ -92,7 +93,7 @@ def _row_facts(gid: int, group: Group, widths: tuple, row_widths: tuple) -> Fact
     along its outputs too, so it takes `widths`)."""
     reductions = group.reductions
     misses = {f"reduction {i}" for i, z in enumerate(reductions) if _element_misses(z)}
-    if any(_misses(w) for _, w in group.outputs if w.shape == group.full and w.kind != "reduction"):
+    if any(_misses(w) for _, w in row_outputs(group)):
         misses.add("outputs")
     accesses = [vector_access(m) for _, m in group.prefetch]
     if "across" in accesses or "shifted" in accesses:
@@ -111,7 +112,7 @@ def _row_facts(gid: int, group: Group, widths: tuple, row_widths: tuple) -> Fact
                  warp_rows=_warp_rows(group),
                  variance=tuple((reductions.index(z1), reductions.index(z2)) for z2, z1 in group.variances.items()),
                  online=tuple((reductions.index(p.z_max), reductions.index(p.z_sum)) for p in group.online.values()),
-                 writes_rows=any(w.shape == group.full and w.kind != "reduction" for _, w in group.outputs),
+                 writes_rows=bool(row_outputs(group)),
                  prefetch_loads=loads)
 
 

@@ -23,8 +23,9 @@ or where `m` is infinite `exp(m - c)`, the value every element's exp(x - c) had:
 of -inf, inf or NaN for a row with +inf. A NaN in the row makes the max and the sum NaN.
 
 `match` finds the pairs in a group's members: a maximumf reduction of f32 elements `x` from a fill of
--inf, and an f32 add-reduction from a fill of 0 of `exp(x - c)`, `c` read once a row (its map reads
-no reduced dim), the exp and the sub in the sum's body or in the members it reads elementwise.
+-inf, and right after it an f32 add-reduction from a fill of 0 of `exp(x - c)`, `c` read once a row
+(its map reads no reduced dim), the exp and the sub in the sum's body or in the members it reads
+elementwise.
 """
 
 from __future__ import annotations
@@ -121,8 +122,10 @@ def match(reductions, rank: int, n_rows: int) -> dict:
         if not isinstance(c.owner, ir.Block) or c.owner != sub_member.op.regions[0].blocks[0] \
                 or c.arg_number >= sub_member.n_inputs or not _per_row(sub_member, c.arg_number, n_rows):
             continue
-        z_max = next((m for m, xm in maxima.items() if xm == x and reductions.index(m) < reductions.index(z)
-                      and m not in {p.z_max for p in pairs.values()}), None)
+        # the max just before the sum: the pass computes both where the max stands, so no reduction
+        # between them (one `c` might read) is left for later
+        i = reductions.index(z)
+        z_max = reductions[i - 1] if i and maxima.get(reductions[i - 1]) == x else None
         if z_max is not None:
             pairs[z] = Pair(z_max, z, sub_op, exp, (sub_member, c.arg_number))
     return pairs
@@ -198,10 +201,8 @@ def fold(kernel, pair, slots, state, lanes: int):
     m = arith.MaximumFOp(m_old, top).result
     reference = _reference(m)
     sums = arith.MulFOp(sums, kernel.widen(_rescale(pair, m_old, reference), lanes)).result
-    zero = kernel.widen(constant(0.0), lanes)
-    for x, valid in xs:
-        e = _op(pair.exp, _op(pair.sub, x, kernel.widen(reference, lanes)))
-        sums = arith.AddFOp(sums, arith.SelectOp(valid, e, zero).result if valid is not None else e).result
+    for x, _ in xs:  # a masked slot's x is -inf: its exp is 0
+        sums = arith.AddFOp(sums, _op(pair.exp, _op(pair.sub, x, kernel.widen(reference, lanes)))).result
     return m, sums
 
 
