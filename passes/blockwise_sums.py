@@ -48,7 +48,7 @@ from fusec.codegen.kernel import attributes
 from fusec.mlir import ir
 from torch_mlir.dialects import arith, linalg, tensor
 
-from .classify_ops import indexing_maps, iterator_kinds, loop_ranges
+from .classify_ops import indexing_maps, iterator_kinds, loop_ranges, sum_of_exp_with_max
 
 FLAG = "fusec-blockwise-sums"
 SUMMARY = "Split long float sums into sums of blocks of at most `block` elements"
@@ -118,49 +118,6 @@ def _read_back(result, outputs: int) -> bool:
                     seen.add(r)
                     todo.append(r)
     return False
-
-
-def _defining(generic, value):
-    """(the linalg.generic, the op) that computes `value` of `generic`'s body: in the body itself, or
-    for an input read elementwise, the op its producing generic yields; (None, None) otherwise."""
-    if isinstance(value, ir.OpResult):
-        return generic, value.owner
-    if value.arg_number >= len(generic.operands) - len(generic.results):
-        return None, None
-    producer = generic.operands[value.arg_number].owner
-    if not isinstance(generic.operands[value.arg_number], ir.OpResult) or producer.name != "linalg.generic":
-        return None, None
-    yielded = list(producer.regions[0].blocks[0].operations)[-1].operands[0]
-    return (producer, yielded.owner) if isinstance(yielded, ir.OpResult) else (None, None)
-
-
-def _reads_max(value) -> bool:
-    """Whether a maximumf reduction (a linalg.generic that yields maximumf) reads tensor `value`."""
-    for use in value.uses:
-        user = use.owner
-        if user.name == "linalg.generic" and "reduction" in iterator_kinds(user):
-            yielded = list(user.regions[0].blocks[0].operations)[-1].operands[0]
-            if isinstance(yielded, ir.OpResult) and yielded.owner.name == "arith.maximumf":
-                return True
-    return False
-
-
-def _sum_of_exp(op) -> bool:
-    """Whether `op` sums exp(x - c) where a max reduction reads x too (logsumexp's, cross-entropy's),
-    the exp and the sub in its body or in the generics that make its input: the pair the row kernel
-    computes in one read (codegen/online_softmax.py)."""
-    block = op.regions[0].blocks[0]
-    element = [v for v in _sum_combiner(op).operands if v != block.arguments[len(block.arguments) - 1]]
-    if len(element) != 1:
-        return False
-    generic, exp = _defining(op, element[0])
-    if exp is None or exp.name != "math.exp":
-        return False
-    generic, sub = _defining(generic, exp.operands[0])
-    if sub is None or sub.name != "arith.subf" or isinstance(sub.operands[0], ir.OpResult):
-        return False
-    j = sub.operands[0].arg_number
-    return j < len(generic.operands) - len(generic.results) and _reads_max(generic.operands[j])
 
 
 def _divisor(n: int, block: int) -> int | None:
@@ -322,7 +279,7 @@ def _split(op, limits: _Limits, longest: int | None = None) -> None:
         return
     if limits.few_outputs and outputs * math.prod(ranges[d] for d in reduced) <= _ONE_BLOCK:
         return  # cuda: one block reads it in a few loads a thread (a loss over 8192 rows)
-    if limits.few_outputs and limits.online and _sum_of_exp(op):
+    if limits.few_outputs and limits.online and sum_of_exp_with_max(op):
         return  # cuda: one pass with the row's max (codegen/online_softmax.py), a block a row
     operands = list(op.operands)
     last = reduced[-1]

@@ -240,3 +240,50 @@ def run(module_op, pass_) -> None:
         op.attributes["fusec.kind"] = ir.StringAttr.get(c.kind)
         if c.kind == "reduction":
             op.attributes["fusec.reduced_dims"] = ir.DenseI64ArrayAttr.get(list(c.reduced_dims))
+
+
+def _defining(generic, value):
+    """(the linalg.generic, the op) that computes `value` of `generic`'s body: in the body itself, or
+    for an input read elementwise, the op its producing generic yields; (None, None) otherwise."""
+    if isinstance(value, ir.OpResult):
+        return generic, value.owner
+    if value.arg_number >= len(generic.operands) - len(generic.results):
+        return None, None
+    producer = generic.operands[value.arg_number].owner
+    if not isinstance(generic.operands[value.arg_number], ir.OpResult) or producer.name != "linalg.generic":
+        return None, None
+    yielded = list(producer.regions[0].blocks[0].operations)[-1].operands[0]
+    return (producer, yielded.owner) if isinstance(yielded, ir.OpResult) else (None, None)
+
+
+def _reads_max(value) -> bool:
+    """Whether a maximumf reduction (a linalg.generic that yields maximumf) reads tensor `value`."""
+    for use in value.uses:
+        user = use.owner
+        if user.name == "linalg.generic" and "reduction" in iterator_kinds(user):
+            yielded = list(user.regions[0].blocks[0].operations)[-1].operands[0]
+            if isinstance(yielded, ir.OpResult) and yielded.owner.name == "arith.maximumf":
+                return True
+    return False
+
+
+def sum_of_exp_with_max(op) -> bool:
+    """Whether linalg.generic `op` sums exp(x - c) where a max reduction reads x too (logsumexp's,
+    cross-entropy's), the exp and the sub in its body or in the generics that make its input: the
+    pair the row kernel computes in one read (codegen/online_softmax.py; --fusec-blockwise-sums
+    leaves such sums whole)."""
+    block = op.regions[0].blocks[0]
+    yielded = list(block.operations)[-1].operands[0]
+    if not isinstance(yielded, ir.OpResult) or yielded.owner.name != "arith.addf":
+        return False
+    element = [v for v in yielded.owner.operands if v != block.arguments[len(block.arguments) - 1]]
+    if len(element) != 1:
+        return False
+    generic, exp = _defining(op, element[0])
+    if exp is None or exp.name != "math.exp":
+        return False
+    generic, sub = _defining(generic, exp.operands[0])
+    if sub is None or sub.name != "arith.subf" or isinstance(sub.operands[0], ir.OpResult):
+        return False
+    j = sub.operands[0].arg_number
+    return j < len(generic.operands) - len(generic.results) and _reads_max(generic.operands[j])
