@@ -35,17 +35,15 @@ import math
 from fusec.mlir import ir
 from torch_mlir.dialects import arith, vector
 
-from .combine import block_reduce, constant
+from .combine import block_reduce, constant, start_value
 from .indexing import apply_map, const, expr_dims
 from .kernel import attributes
+from .members import fill_value, is_identity, yielded
 
 
-def _body(member) -> list:
-    return list(member.op.regions[0].blocks[0].operations)
-
-
-def _identity_map(m, rank: int) -> bool:
-    return m == ir.AffineMap.get_identity(rank, context=m.context)
+def _elementwise(m, rank: int) -> bool:
+    """Whether map `m` reads at the loop point itself, over `rank` loop dims."""
+    return m.n_dims == rank and is_identity(m)
 
 
 def _producer(member, value, rank: int):
@@ -57,20 +55,11 @@ def _producer(member, value, rank: int):
         if j >= member.n_inputs:
             return None
         source, m = member.sources[j], member.maps[j]
-        if source is None or source.kind not in ("pointwise", "broadcast") or not _identity_map(m, rank) \
-                or not _identity_map(source.maps[-1], rank):
+        if source is None or source.kind not in ("pointwise", "broadcast") or not _elementwise(m, rank) \
+                or not _elementwise(source.maps[-1], rank):
             return ("read", source, member.inputs[j], str(m))
-        member, value = source, _body(source)[-1].operands[0]
+        member, value = source, yielded(source)
     return ("op", member, value.owner)
-
-
-def _fill_is(z, value: float) -> bool:
-    fill = z.sources[-1]
-    if fill is None or fill.kind != "fill":
-        return False
-    owner = fill.inputs[0].owner
-    return not isinstance(owner, ir.Block) and owner.name == "arith.constant" \
-        and ir.FloatAttr(owner.attributes["value"]).value == value
 
 
 def _element(z, rank: int):
@@ -106,11 +95,11 @@ def match(reductions, rank: int, n_rows: int) -> dict:
     maxima = {}
     for z in reductions:
         x, name = _element(z, rank)
-        if name == "arith.maximumf" and x is not None and _fill_is(z, -math.inf):
+        if name == "arith.maximumf" and x is not None and fill_value(z) == -math.inf:
             maxima[z] = x
     for z in reductions:
         e, name = _element(z, rank)
-        if name != "arith.addf" or not _fill_is(z, 0.0) or e is None or e[0] != "op" or e[2].name != "math.exp":
+        if name != "arith.addf" or fill_value(z) != 0.0 or e is None or e[0] != "op" or e[2].name != "math.exp":
             continue
         member, exp = e[1], e[2]
         sub = _producer(member, exp.operands[0], rank)
@@ -223,7 +212,7 @@ def fold_edge(kernel, pair, edge, state, lanes: int):
     return m, arith.AddFOp(sums, e).result
 
 
-def finish(kernel, pair, state, lanes: int, block, row, cols, start_value) -> None:
+def finish(kernel, pair, state, lanes: int, block, row, cols) -> None:
     """The row's max and sum from every thread's pair (`block`: tx, threads, the launch body), into
     the reductions' registers: the max combined with its start (-inf), then `c` evaluated from it,
     and the sum as the sum of exp(x - c) defines it."""

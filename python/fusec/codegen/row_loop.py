@@ -20,7 +20,7 @@ from fusec.mlir import ir
 from torch_mlir.dialects import arith, gpu, scf
 
 from . import online_softmax, windows
-from .combine import finish_reduction, start_value
+from .combine import finish_reduction
 from .indexing import apply_map, const, count, delinearize, lanes_of
 from .kernel import Kernel, identity
 from .launch import launch, store_where, vector_slot
@@ -154,7 +154,7 @@ def _online_pass(kernel, pair, slots_of, loop_range, edge, lanes, block, row, co
     if edge:
         state = online_softmax.fold_edge(kernel, pair, edge, state, lanes)
         kernel.cache = {}
-    online_softmax.finish(kernel, pair, state, lanes, block, row, cols, start_value)
+    online_softmax.finish(kernel, pair, state, lanes, block, row, cols)
 
 
 def _online_trips(kernel, pair, slots_of, first, end, stride, state, lanes, masked):

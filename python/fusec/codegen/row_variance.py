@@ -30,11 +30,7 @@ from fusec.mlir import ir
 from torch_mlir.dialects import arith, vector
 
 from .combine import block_reduce, constant
-
-
-def _body(member) -> list:
-    """The ops of a member's body, without its linalg.yield."""
-    return list(member.op.regions[0].blocks[0].operations)[:-1]
+from .members import body_ops, fill_value, float_constant
 
 
 def _operand_key(member, value):
@@ -50,7 +46,7 @@ def _operand_key(member, value):
 
 def _element_key(z):
     """The key of what add-reduction `z` folds, if it folds its input as it is."""
-    body = _body(z)
+    body = body_ops(z)
     j, _ = z.full_input
     if j is None or len(body) != 1 or z.combiner.name != "arith.addf":
         return None
@@ -62,15 +58,8 @@ def _element_key(z):
 
 
 def _only_op(member, name):
-    body = None if member is None else _body(member)
+    body = None if member is None else body_ops(member)
     return body[0] if body and len(body) == 1 and body[0].name == name else None
-
-
-def _constant(value):
-    owner = value.owner
-    if isinstance(owner, ir.Block) or owner.name != "arith.constant":
-        return None
-    return ir.FloatAttr(owner.attributes["value"]).value
 
 
 def _is_mean_of(member, z, n: int) -> bool:
@@ -81,14 +70,14 @@ def _is_mean_of(member, z, n: int) -> bool:
             continue
         read, scale = op.operands[0], op.operands[1]
         key = _operand_key(member, read)
-        if key is not None and key[0] is z and _constant(scale) == factor:
+        if key is not None and key[0] is z and float_constant(scale) == factor:
             return True
     return False
 
 
 def _squared(member):
     """The key of what `member` squares (`v * v`, `v ** 2`), or None."""
-    body = None if member is None else _body(member)
+    body = None if member is None else body_ops(member)
     if not body or len(body) != 1:
         return None
     op = body[0]
@@ -102,12 +91,6 @@ def _squared(member):
     return _operand_key(member, op.operands[0])
 
 
-def _starts_at_zero(z) -> bool:
-    """Whether reduction `z` starts from a fill of 0 in the group (so its value is the sum itself)."""
-    fill = z.sources[-1]
-    return fill is not None and fill.kind == "fill" and _constant(fill.inputs[0]) == 0.0
-
-
 def _f32_sum(z) -> bool:
     return ir.MemRefType(z.out.type).element_type == ir.F32Type.get() and _element_key(z) is not None
 
@@ -117,7 +100,7 @@ def match(reductions, n: int) -> dict:
     elements): both f32 sums, the mean's from 0."""
     pairs = {}
     for z1 in reductions:
-        if not (_f32_sum(z1) and _starts_at_zero(z1)):
+        if not (_f32_sum(z1) and fill_value(z1) == 0.0):
             continue
         x = _element_key(z1)
         for z2 in reductions:
