@@ -11,8 +11,9 @@ import warnings
 import torch
 from torch_mlir import fx
 from torch_mlir.compiler_utils import TorchMlirCompilerError
+from torch_mlir.dialects import torch as torch_d
 
-from ..diagnostics import FusecError
+from ..diagnostics import CapturedDiagnostic, FusecError, format_mlir_diagnostics, location_to_text
 from ..mlir import ir
 from .decompositions import decompositions
 from .export import export_program, shorten
@@ -48,17 +49,40 @@ def import_to_torch_dialect(spec: ModelSpec, *, upcast_low_precision: bool = Tru
     _keep_user_frames(program)
     _one_device(program)
     _empty_views(program)
+    context = ir.Context()
+    torch_d.register_dialect(context)
+    captured = []
+    handler = context.attach_diagnostic_handler(lambda d: captured.append(CapturedDiagnostic(d)) or True)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FutureWarning)
             with named_op_locations():
                 module = fx.export_and_import(program, output_type="torch", func_name="main",
+                                              fx_importer=fx.FxImporter(context=context),
                                               decomposition_table={})  # decomposed above
     except TorchMlirCompilerError as err:
-        raise FusecError(f"torch-mlir could not import the model: {shorten(err)}") from None
+        raise _import_error(err, [d for d in captured if d.is_error]) from None
+    finally:
+        handler.detach()
     if any(exported.row_symbols):
         _mark_dynamic_rows(module, exported.row_symbols, exported.row_bounds)
     return module
+
+
+_UNLOWERED = re.compile(r"failed to legalize operation 'torch\.operator'.*name = \"torch\.(?P<name>[\w.]+)\"", re.DOTALL)
+
+
+def _import_error(err: TorchMlirCompilerError, errors: list) -> FusecError:
+    """The error of a failed import. Where torch-mlir left an op it has no lowering for (a
+    `torch.operator`, e.g. aten.cummax), that op alone, at its line: MLIR's message prints the whole
+    op and torch-mlir's adds a reproducer for its own developers."""
+    for diag in errors:
+        match = _UNLOWERED.search(diag.message)
+        if match:
+            return FusecError(f"fusec cannot compile {match['name']}: torch-mlir has no lowering of it "
+                              "to its backend contract", location=location_to_text(diag.location))
+    notes = format_mlir_diagnostics(errors)
+    return FusecError(f"torch-mlir could not import the model: {shorten(err)}", notes=notes)
 
 
 # torch's frames and the frontend's own (its wrappers' forwards)
