@@ -46,8 +46,9 @@ _GATHERS = ["embedding", "index", "index_select", "gather", "take_along_dim", "n
 # Running sums and products (tm_tensor.scan: --fusec-scans-to-generic; test/CPU/scans.test).
 _SCANS = ["cumsum", "cumprod"]
 # Max and average pooling: each output reads its window (--fusec-pooling-to-generic;
-# test/CPU/pooling.test). max_pool2d_with_indices only while its indices go unused (inference): the
-# kernel does not compute them, and the backward that reads them scatters.
+# test/CPU/pooling.test). max_pool2d_with_indices only while its indices go unused (inference): fusec
+# computes indices (test/CPU/pooling.test) but in a kernel of their own, and where a window holds two
+# NaNs it takes the first where eager takes the last; the backward that reads them scatters.
 _POOLING = ["max_pool2d_with_indices", "max_pool2d", "max_pool1d", "avg_pool2d", "avg_pool1d"]
 
 # Ops with arithmetic: a region must hold at least one of these to be worth a kernel.
