@@ -176,8 +176,20 @@ def _reduction_of_0d(op):
     return decomposition
 
 
+def _scan_of_0d(op):
+    """A running sum or product of a 0-d tensor (its own value) has no lowering in torch-mlir."""
+    def decomposition(x, dim, *, dtype=None):
+        if x.dim() != 0:
+            return NotImplemented
+        return _on_one_element(op, x, dim, dtype=dtype)
+
+    return decomposition
+
+
 _ZERO_D_REDUCTIONS = {aten.amax.default: _reduction_of_0d(aten.amax.default),
-                      aten.amin.default: _reduction_of_0d(aten.amin.default)}
+                      aten.amin.default: _reduction_of_0d(aten.amin.default),
+                      aten.cumsum.default: _scan_of_0d(aten.cumsum.default),
+                      aten.cumprod.default: _scan_of_0d(aten.cumprod.default)}
 
 
 def _softmax_like(torch_decomposition):

@@ -50,3 +50,9 @@ check("cumprod", lambda x: torch.cumprod(x, -1), (torch.rand(128, 20, device=dev
 check("sum of cumsum", lambda x: x.cumsum(-1).sum(-1), (randn(64, 500),), kernels=2)
 check("neighbours of cumsum", lambda x: (lambda c: c[:, 1:] - c[:, :-1])(x.cumsum(-1)), (randn(64, 500),),
       kernels=2)
+
+# A 0-d tensor's running sum and product are its value (torch-mlir has no lowering of a 0-d scan:
+# fusec's decompositions take it as one element).
+check("cumsum of a 0-d tensor", lambda x: x.cumsum(0), (torch.randn((), device=device),), kernels=1)
+check("cumprod of a 0-d tensor", lambda x: x.cumprod(0), (torch.randn((), device=device),),
+      kernels=1)
