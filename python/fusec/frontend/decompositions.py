@@ -176,20 +176,24 @@ def _reduction_of_0d(op):
     return decomposition
 
 
-def _scan_of_0d(op):
-    """A running sum or product of a 0-d tensor (its own value) has no lowering in torch-mlir."""
+def _scan(op):
+    """A running sum or product of a 0-d tensor (its own value) has no lowering in torch-mlir, nor a
+    running product into another dtype (`cumprod(x, -1, dtype=torch.float64)`): the one is taken as
+    one element, the other casts first, as PyTorch defines `dtype`."""
     def decomposition(x, dim, *, dtype=None):
-        if x.dim() != 0:
-            return NotImplemented
-        return _on_one_element(op, x, dim, dtype=dtype)
+        if x.dim() == 0:
+            return _on_one_element(op, x, dim, dtype=dtype)
+        if dtype is not None and dtype != x.dtype:
+            return op(x.to(dtype), dim)
+        return NotImplemented
 
     return decomposition
 
 
 _ZERO_D_REDUCTIONS = {aten.amax.default: _reduction_of_0d(aten.amax.default),
                       aten.amin.default: _reduction_of_0d(aten.amin.default),
-                      aten.cumsum.default: _scan_of_0d(aten.cumsum.default),
-                      aten.cumprod.default: _scan_of_0d(aten.cumprod.default)}
+                      aten.cumsum.default: _scan(aten.cumsum.default),
+                      aten.cumprod.default: _scan(aten.cumprod.default)}
 
 
 def _softmax_like(torch_decomposition):

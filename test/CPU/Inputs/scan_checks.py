@@ -56,3 +56,9 @@ check("neighbours of cumsum", lambda x: (lambda c: c[:, 1:] - c[:, :-1])(x.cumsu
 check("cumsum of a 0-d tensor", lambda x: x.cumsum(0), (torch.randn((), device=device),), kernels=1)
 check("cumprod of a 0-d tensor", lambda x: x.cumprod(0), (torch.randn((), device=device),),
       kernels=1)
+# Into another dtype: the input cast first, as PyTorch defines `dtype` (torch-mlir has no lowering of
+# a cumprod that changes the dtype).
+check("cumprod into float64", lambda x: x.cumprod(-1, dtype=torch.float64), (torch.rand(64, 40, device=device) + 0.5,),
+      kernels=1)
+check("int cumsum into float", lambda m: m.cumsum(-1, dtype=torch.float32) * 0.5,
+      (torch.randint(0, 3, (16, 300), device=device),), kernels=1)
