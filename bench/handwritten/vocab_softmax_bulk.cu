@@ -14,16 +14,14 @@
 //
 // Every variant is checked on three rows against a double-precision softmax on the host.
 //     nvcc -arch=sm_90a -O3 -std=c++17 -o /tmp/bulk bench/handwritten/vocab_softmax_bulk.cu && /tmp/bulk
-#include <cuda_bf16.h>
 #include <cooperative_groups.h>
-#include <cstdio>
 #include <cstdint>
-#include <cmath>
-#include <vector>
-#include <algorithm>
+#include "common.cuh"  // CK, unpack, time_us
 namespace cg = cooperative_groups;
 
-#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("CUDA %s at %d\n", cudaGetErrorString(e), __LINE__); return; } } while (0)
+// A failed call skips the variant (a cluster size or shared-memory size the GPU refuses), not the run.
+#define SKIP_ON_ERROR(x) do { cudaError_t e = (x); if (e != cudaSuccess) { \
+    printf("  skipped: CUDA %s at line %d\n", cudaGetErrorString(e), __LINE__); cudaGetLastError(); return; } } while (0)
 
 __device__ __forceinline__ uint32_t smem_addr(const void* p) { return static_cast<uint32_t>(__cvta_generic_to_shared(p)); }
 
@@ -59,12 +57,6 @@ __device__ float block_reduce(float v, float* sm, bool is_max) {
   v = lane < T / 32 ? sm[lane] : (is_max ? -INFINITY : 0.f);
   for (int o = 16; o; o >>= 1) { float w = __shfl_xor_sync(~0u, v, o); v = is_max ? fmaxf(v, w) : v + w; }
   return v;
-}
-
-__device__ __forceinline__ void unpack(uint4 u, float* f) {
-  const __nv_bfloat162* h = reinterpret_cast<const __nv_bfloat162*>(&u);
-#pragma unroll
-  for (int i = 0; i < 4; i++) { float2 t = __bfloat1622float2(h[i]); f[2 * i] = t.x; f[2 * i + 1] = t.y; }
 }
 
 // `chunk` elements a block (a multiple of 8; the last block's part may be shorter), rows of `n`
@@ -151,16 +143,6 @@ __global__ void copy_kernel(const uint4* a, uint4* b, long n) {
   for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x) b[i] = a[i];
 }
 
-template <typename F>
-float time_it(F f) {
-  cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
-  for (int i = 0; i < 5; i++) f();
-  std::vector<float> ts;
-  for (int i = 0; i < 40; i++) { cudaEventRecord(a); f(); cudaEventRecord(b); cudaEventSynchronize(b); float t; cudaEventElapsedTime(&t, a, b); ts.push_back(t * 1000); }
-  std::sort(ts.begin(), ts.end());
-  return ts[ts.size() / 2];
-}
-
 // The worst relative error of rows 0, rows/2 and rows-1 against a double-precision softmax.
 double check(const __nv_bfloat16* x, const __nv_bfloat16* y, int rows, int n) {
   std::vector<__nv_bfloat16> hx(n), hy(n);
@@ -185,8 +167,8 @@ void run(int rows, int n, __nv_bfloat16* x, __nv_bfloat16* y, double copy_gbs) {
   const size_t smem = (size_t)NBUF * chunk * 2;
   auto kern = softmax_bulk<CL, T, NBUF>;
   if (smem > 227 * 1024) { printf("rows %5d n %6d cluster %2d threads %4d buffers %d: %zu bytes of shared memory, skipped\n", rows, n, CL, T, NBUF, smem); return; }
-  CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-  if (CL > 8) CK(cudaFuncSetAttribute(kern, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  SKIP_ON_ERROR(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+  if (CL > 8) SKIP_ON_ERROR(cudaFuncSetAttribute(kern, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
   cudaLaunchConfig_t cfg = {};
   cfg.blockDim = dim3(T);
   cfg.dynamicSmemBytes = smem;
@@ -196,15 +178,15 @@ void run(int rows, int n, __nv_bfloat16* x, __nv_bfloat16* y, double copy_gbs) {
   cfg.attrs = attr; cfg.numAttrs = 1;
   cfg.gridDim = dim3(CL);
   int clusters = 0;
-  CK(cudaOccupancyMaxActiveClusters(&clusters, kern, &cfg));
+  SKIP_ON_ERROR(cudaOccupancyMaxActiveClusters(&clusters, kern, &cfg));
   if (clusters == 0) { printf("rows %5d n %6d cluster %2d threads %4d buffers %d: no cluster fits, skipped\n", rows, n, CL, T, NBUF); return; }
   cfg.gridDim = dim3(clusters * CL);
-  CK(cudaMemset(y, 0, 2L * rows * n));
-  CK(cudaLaunchKernelEx(&cfg, kern, (const __nv_bfloat16*)x, y, n, rows, chunk));
-  CK(cudaDeviceSynchronize());
+  SKIP_ON_ERROR(cudaMemset(y, 0, 2L * rows * n));
+  SKIP_ON_ERROR(cudaLaunchKernelEx(&cfg, kern, (const __nv_bfloat16*)x, y, n, rows, chunk));
+  SKIP_ON_ERROR(cudaDeviceSynchronize());
   double err = check(x, y, rows, n);
-  float us = time_it([&] { cudaLaunchKernelEx(&cfg, kern, (const __nv_bfloat16*)x, y, n, rows, chunk); });
-  CK(cudaGetLastError());
+  float us = time_us([&] { cudaLaunchKernelEx(&cfg, kern, (const __nv_bfloat16*)x, y, n, rows, chunk); });
+  SKIP_ON_ERROR(cudaGetLastError());
   double gbs = 2.0 * rows * n * 2 / us / 1e3;
   printf("%s rows %5d n %6d cluster %2d threads %4d buffers %d (%3zu KB): %8.1f us %6.0f GB/s %5.1f%% of copy  clusters %3d  rel err %.1e\n",
          err < 2e-2 ? "ok   " : "WRONG", rows, n, CL, T, NBUF, smem / 1024, us, gbs, 100 * gbs / copy_gbs, clusters, err);
@@ -216,7 +198,7 @@ int main() {
   cudaMalloc(&x, maxe * 2); cudaMalloc(&y, maxe * 2);
   fill<<<1024, 256>>>(x, maxe);
   const long nv = maxe * 2 / 16;
-  float cu = time_it([&] { copy_kernel<<<132 * 16, 256>>>((uint4*)x, (uint4*)y, nv); });
+  float cu = time_us([&] { copy_kernel<<<132 * 16, 256>>>((uint4*)x, (uint4*)y, nv); });
   double copy_gbs = 2.0 * maxe * 2 / cu / 1e3;
   printf("copy %.1f us %.0f GB/s\n", cu, copy_gbs);
   // Llama 3's vocabulary (the rows of 256 KB that reached 83% in registers)
