@@ -30,21 +30,40 @@ FLAG = "fusec-extracts-through-pads"
 SUMMARY = "Read the elements of a constant tensor.pad from the tensor it pads (bounds-checked)"
 
 
-def _constant_pad(pad):
-    """(source, low, source shape, the pad's constant value) of a static pad of a constant, else None."""
+def constant_pad(pad):
+    """(source, low, high, the pad's value attribute) of a `tensor.pad` of static sizes whose value is
+    a constant, else None."""
     if len(pad.operands) != 1:
         return None  # dynamic low or high sizes
-    source = pad.operands[0]
-    shape = list(ir.RankedTensorType(source.type).shape)
-    if any(ir.ShapedType.is_dynamic_size(n) for n in shape):
-        return None
     yielded = pad.regions[0].blocks[0].operations[0].operands[0]
     if isinstance(yielded.owner, ir.Block) or yielded.owner.name != "arith.constant":
         return None
-    low = list(ir.DenseI64ArrayAttr(pad.attributes["static_low"]))
-    high = list(ir.DenseI64ArrayAttr(pad.attributes["static_high"]))
-    padded = [bool(lo or hi) for lo, hi in zip(low, high)]
-    return source, low, padded, shape, yielded.owner.attributes["value"]
+    return (pad.operands[0], list(ir.DenseI64ArrayAttr(pad.attributes["static_low"])),
+            list(ir.DenseI64ArrayAttr(pad.attributes["static_high"])), yielded.owner.attributes["value"])
+
+
+def in_source(i, low: int, size: int, const, inside=None):
+    """Index `i` of a padded dim as an index of its source (`size` long, `low` padded before it):
+    (i - low clamped into [0, size), whether it lies there and `inside` holds, if given: the flag of
+    the other dims). `const(n)` makes an index constant."""
+    if low:
+        i = arith.SubIOp(i, const(low)).result
+    ok = arith.AndIOp(arith.CmpIOp(arith.CmpIPredicate.sge, i, const(0)).result,
+                      arith.CmpIOp(arith.CmpIPredicate.slt, i, const(size)).result).result
+    inside = ok if inside is None else arith.AndIOp(inside, ok).result
+    return arith.MinSIOp(arith.MaxSIOp(i, const(0)).result, const(size - 1)).result, inside
+
+
+def _static_pad(pad):
+    """(source, low, which dims are padded, source shape, value) of a constant pad of a static source."""
+    found = constant_pad(pad)
+    if found is None:
+        return None
+    source, low, high, value = found
+    shape = list(ir.RankedTensorType(source.type).shape)
+    if any(ir.ShapedType.is_dynamic_size(n) for n in shape):
+        return None
+    return source, low, [bool(lo or hi) for lo, hi in zip(low, high)], shape, value
 
 
 def _rewrite(extract, found) -> None:
@@ -54,14 +73,7 @@ def _rewrite(extract, found) -> None:
         at, inside = [], None
         for d, i in enumerate(list(extract.operands)[1:]):
             if padded[d]:
-                if low[d]:
-                    i = arith.SubIOp(i, arith.ConstantOp(index, low[d]).result).result
-                zero, size = arith.ConstantOp(index, 0).result, arith.ConstantOp(index, shape[d]).result
-                ok = arith.AndIOp(arith.CmpIOp(arith.CmpIPredicate.sge, i, zero).result,
-                                  arith.CmpIOp(arith.CmpIPredicate.slt, i, size).result).result
-                inside = ok if inside is None else arith.AndIOp(inside, ok).result
-                last = arith.ConstantOp(index, shape[d] - 1).result
-                i = arith.MinSIOp(arith.MaxSIOp(i, zero).result, last).result
+                i, inside = in_source(i, low[d], shape[d], lambda n: arith.ConstantOp(index, n).result, inside)
             at.append(i)
         read = tensor.ExtractOp(source, at).result
         if inside is not None:
@@ -74,7 +86,7 @@ def run(module_op, pass_) -> None:
     pads = []
     module_op.walk(lambda op: (pads.append(op) if op.name == "tensor.pad" else None) or ir.WalkResult.ADVANCE)
     for pad in pads:
-        found = _constant_pad(pad)
+        found = _static_pad(pad)
         if found is None:
             continue
         for use in list(pad.results[0].uses):

@@ -41,6 +41,8 @@ import math
 from fusec.mlir import ir
 from torch_mlir.dialects import arith, linalg, tensor
 
+from .extracts_through_pads import constant_pad, in_source
+
 FLAG = "fusec-pooling-to-generic"
 SUMMARY = "Rewrite a max or sum pooling as an elementwise op that reads its window by gathers"
 
@@ -79,16 +81,13 @@ def _unpadded(value, spatial):
     (value, zeros, no, None) for an input that is not padded; None for another pad."""
     if isinstance(value.owner, ir.Block) or value.owner.name != "tensor.pad":
         return value, [0] * len(spatial), [False] * len(spatial), None
-    pad = value.owner
-    low = list(ir.DenseI64ArrayAttr(pad.attributes["static_low"]))
-    high = list(ir.DenseI64ArrayAttr(pad.attributes["static_high"]))
-    if len(pad.operands) != 1 or any((low[d] or high[d]) for d in range(len(low)) if d not in spatial):
-        return None  # dynamic pads, or padding of the batch or channel dims
-    yielded = pad.regions[0].blocks[0].operations[0].operands[0]
-    if isinstance(yielded.owner, ir.Block) or yielded.owner.name != "arith.constant":
+    found = constant_pad(value.owner)
+    if found is None:
         return None
-    return (pad.operands[0], [low[d] for d in spatial], [bool(low[d] or high[d]) for d in spatial],
-            yielded.owner.attributes["value"])
+    source, low, high, pad_value = found
+    if any((low[d] or high[d]) for d in range(len(low)) if d not in spatial):
+        return None  # padding of the batch or channel dims
+    return source, [low[d] for d in spatial], [bool(low[d] or high[d]) for d in spatial], pad_value
 
 
 def _init_constant(value):
@@ -184,13 +183,7 @@ def _rewrite(op, combine, spatial) -> bool:
             for k, d in enumerate(spatial):  # the input's index along spatial dim d, for window offset k
                 i = arith.AddIOp(arith.MulIOp(point[d], c(strides[k])).result, c(offsets[k] * dilations[k])).result
                 if padded[k]:
-                    if low[k]:
-                        i = arith.SubIOp(i, c(low[k])).result
-                    size = source_shape[d]
-                    ok = arith.AndIOp(arith.CmpIOp(arith.CmpIPredicate.sge, i, c(0)).result,
-                                      arith.CmpIOp(arith.CmpIPredicate.slt, i, c(size)).result).result
-                    inside = ok if inside is None else arith.AndIOp(inside, ok).result
-                    i = arith.MinSIOp(arith.MaxSIOp(i, c(0)).result, c(size - 1)).result
+                    i, inside = in_source(i, low[k], source_shape[d], c, inside)
                 at[d] = i
             v = tensor.ExtractOp(source, at).result
             if inside is not None:
