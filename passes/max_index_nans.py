@@ -74,7 +74,8 @@ def run(module_op, pass_) -> None:
     def visit(op):
         if op.name == "linalg.generic":
             for inner in op.regions[0].blocks[0].operations:
-                if inner.name != "arith.cmpf" or str(inner.attributes["predicate"]) != "1 : i64":  # oeq
+                if inner.name != "arith.cmpf" or \
+                        ir.IntegerAttr(inner.attributes["predicate"]).value != int(arith.CmpFPredicate.OEQ):
                     continue
                 a, b = inner.operands
                 for element, bound in ((a, b), (b, a)):
