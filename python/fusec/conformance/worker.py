@@ -24,7 +24,8 @@ import time
 __all__ = ["main", "run_case"]
 
 # Reductions and norms: a result is a sum of terms larger than itself (compare.py's `scaled`).
-_SCALED = ("sum", "mean", "var", "amax", "amin", "softmax", "log_softmax", "layer_norm", "rms_norm")
+_SCALED = ("sum", "mean", "var", "amax", "amin", "softmax", "log_softmax", "layer_norm", "rms_norm", "group_norm",
+           "batch_norm", "instance_norm")
 
 
 def _first_line(text: str) -> str:
