@@ -94,10 +94,13 @@ def _body_ops(op) -> list:
 
 def _address_math(inner) -> bool:
     """A body op that computes a position, not a value: a loop index, index arithmetic, a bounds
-    test of an index (a pooling window's: --fusec-pooling-to-generic). The GPU computes these once
-    per thread or folds them into addresses; they do not count as the element's arithmetic."""
+    test of an index (a pooling window's: --fusec-pooling-to-generic), a position cast to an integer
+    value (max_pool's indices). The GPU computes these once per thread or folds them into addresses;
+    they do not count as the element's arithmetic."""
     if inner.name == "linalg.index":
         return True
+    if inner.name == "arith.index_cast":
+        return isinstance(inner.operands[0].type, ir.IndexType)
     if not inner.name.startswith("arith.") or not len(inner.results):
         return False
     if inner.name == "arith.cmpi":

@@ -4,9 +4,10 @@ torch-mlir computes `max_pool2d(..., return_indices=True)`'s indices in an op of
 maxima: for each window element `e`, `select(e == max, its index, out)`, the first match kept. A
 window holding a NaN has a NaN max (maximumf propagates it), and NaN == NaN is false, so no element
 matched and the index stayed -1 where eager gives the NaN's position (a backward scattering to -1
-would write out of bounds). The comparison becomes `e == max or e is NaN`: where the max is not NaN
-no element is NaN, so nothing else changes; where it is, the first NaN of the window is taken (eager
-takes the last of several NaNs: a window with two or more NaNs is the one difference left).
+would write out of bounds). Eager's loop (CPU and CUDA) updates its max and index where `e > max or e
+is NaN`: the first of equal maxima, and the last NaN of a window. So the op's result is overridden by
+the element's own index where the element is NaN; where the max is not NaN no element is, and nothing
+changes.
 
 The op rewritten is an elementwise-with-window reduction (a linalg.generic) whose body compares an
 element with `oeq` against an operand read from an op that computes a max (a `linalg.generic` whose
@@ -16,10 +17,12 @@ Runs after --fusec-pooling-to-generic (which writes the maxima as such a generic
 Before:
     %eq = arith.cmpf oeq, %e, %max : f32
     %i = arith.select %eq, %index, %out : i64
+    ... linalg.yield %r : i64
 After:
-    %eq0 = arith.cmpf oeq, %e, %max : f32
+    ... (unchanged)
     %nan = arith.cmpf uno, %e, %e : f32
-    %eq = arith.ori %eq0, %nan : i1
+    %r2 = arith.select %nan, %index, %r : i64
+    linalg.yield %r2 : i64
 """
 
 from __future__ import annotations
@@ -53,19 +56,26 @@ def _max_operand(generic, value) -> bool:
     return j < len(inputs) and _computes_max(inputs[j])
 
 
-def _selects_index(cmp) -> bool:
-    return any(use.owner.name == "arith.select" and isinstance(use.owner.results[0].type, ir.IntegerType)
-               for use in cmp.results[0].uses)
+def _index_select(cmp):
+    """The `arith.select %cmp, %index, ...` of an integer index that uses `cmp`, or None."""
+    for use in cmp.results[0].uses:
+        user = use.owner
+        if user.name == "arith.select" and use.operand_number == 0 and isinstance(user.results[0].type, ir.IntegerType):
+            return user
+    return None
 
 
-def _rewrite(cmp, element) -> None:
-    with ir.InsertionPoint(cmp), cmp.location:
+def _rewrite(cmp, element, select) -> None:
+    """Yield the element's own index where the element is NaN (the last NaN of the window stays)."""
+    operations = cmp.operation.block.operations
+    yield_op = operations[len(operations) - 1]
+    if yield_op.name != "linalg.yield" or len(yield_op.operands) != 1 \
+            or yield_op.operands[0].type != select.results[0].type:
+        return
+    with ir.InsertionPoint(yield_op), cmp.location:
         nan = arith.CmpFOp(arith.CmpFPredicate.UNO, element, element).result
-    with ir.InsertionPoint.after(cmp), cmp.location:
-        either = arith.OrIOp(cmp.results[0], nan)
-    for use in list(cmp.results[0].uses):
-        if use.owner != either.operation:
-            use.owner.operands[use.operand_number] = either.result
+        result = arith.SelectOp(nan, select.operands[1], yield_op.operands[0]).result
+    yield_op.operands[0] = result
 
 
 def run(module_op, pass_) -> None:
@@ -79,11 +89,12 @@ def run(module_op, pass_) -> None:
                     continue
                 a, b = inner.operands
                 for element, bound in ((a, b), (b, a)):
-                    if _max_operand(op, bound) and not _max_operand(op, element) and _selects_index(inner):
-                        found.append((inner, element))
+                    select = _index_select(inner)
+                    if _max_operand(op, bound) and not _max_operand(op, element) and select is not None:
+                        found.append((inner, element, select))
                         break
         return ir.WalkResult.ADVANCE
 
     module_op.walk(visit)
-    for cmp, element in found:
-        _rewrite(cmp, element)
+    for cmp, element, select in found:
+        _rewrite(cmp, element, select)

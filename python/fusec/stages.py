@@ -76,7 +76,8 @@ def _fuse(o: CompileOptions) -> list[str]:
              f"fusec-blockwise-sums{{block=4096 few-outputs={o.split_sums} final-block=65536 "
              f"online-sums={int(o.online_softmax)}}}"] \
         if o.target == "cuda" and o.split_sums else []
-    return ["fusec-narrow-f64", "fusec-pooling-to-generic", "fusec-max-index-nans", "fusec-extracts-through-pads", "fusec-reshape-pointwise-loops", "fusec-inline-broadcast-producers",
+    return ["fusec-narrow-f64", "fusec-contraction-operands", "fusec-pooling-to-generic", "fusec-max-index-nans", "fusec-extracts-through-pads", "fusec-unroll-window-reductions",
+            "fusec-reshape-pointwise-loops", "fusec-inline-broadcast-producers",
             "fusec-reshapes-before-pointwise", "fusec-bound-gather-indices",
             "fusec-gathers-through-pointwise", "fusec-concat-to-generic", "fusec-fold-layout-ops", "fusec-extracts-to-index-maps",
             "fusec-erase-unused-results", "fusec-fold-empty-tensors", "fusec-materialize-returned-constants",

@@ -1,11 +1,17 @@
 // RUN: fusec-opt %s --split-input-file --fusec-max-index-nans | FileCheck %s
 
 // max_pool's indices as torch-mlir computes them: the first window element equal to the max. A NaN
-// max equals nothing, so the index stayed -1; now a NaN element matches too.
+// max equals nothing, so the index stayed -1; now a NaN element's own index is taken, over what the
+// elements before chose (eager's loop: the last NaN of the window).
 // CHECK-LABEL: func.func @pool_indices
-// CHECK:         %[[EQ:.*]] = arith.cmpf oeq, %[[E:.*]], %{{.*}} : f32
-// CHECK-NEXT:    %[[EITHER:.*]] = arith.ori %[[EQ]], %[[NAN:.*]] : i1
-// CHECK:         arith.select %[[EITHER]]
+// CHECK:         %[[K:.*]] = arith.index_cast
+// CHECK-NEXT:    %[[EQ:.*]] = arith.cmpf oeq, %[[E:.*]], %{{.*}} : f32
+// CHECK-NEXT:    %[[PICK:.*]] = arith.select %[[EQ]], %[[K]], %[[OUT:.*]] : i64
+// CHECK-NEXT:    %[[FIRST:.*]] = arith.cmpi eq, %[[OUT]]
+// CHECK-NEXT:    %[[R:.*]] = arith.select %[[FIRST]], %[[PICK]], %[[OUT]] : i64
+// CHECK-NEXT:    %[[NAN:.*]] = arith.cmpf uno, %[[E]], %[[E]] : f32
+// CHECK-NEXT:    %[[LAST:.*]] = arith.select %[[NAN]], %[[K]], %[[R]] : i64
+// CHECK-NEXT:    linalg.yield %[[LAST]] : i64
 #map = affine_map<(d0, d1) -> (d0)>
 #map1 = affine_map<(d0, d1) -> (d0, d1)>
 func.func @pool_indices(%x: tensor<4x3xf32>) -> tensor<4xi64> {
@@ -39,7 +45,7 @@ func.func @pool_indices(%x: tensor<4x3xf32>) -> tensor<4xi64> {
 
 // An equality against something that is not a max (here the input itself) is left alone.
 // CHECK-LABEL: func.func @not_a_max
-// CHECK-NOT:     arith.ori
+// CHECK-NOT:     arith.cmpf uno
 #map = affine_map<(d0) -> (d0)>
 func.func @not_a_max(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xi64> {
   %z = arith.constant 0 : i64

@@ -299,8 +299,7 @@ class _Former:
                                   f"reduces dims {list(group.reduced_axes)} of {list(group.shape)}")
         else:
             return False, 7 if other.kind in ("contraction", "opaque") else 4, f"a {other.kind} group"
-        members = [self.nodes[i] for i in group.members + other.members]
-        regs = estimate_registers(members)
+        regs = estimate_registers([self.nodes[i] for i in group.members + other.members])
         if regs > self.policy.max_registers:
             return False, 6, (f"merging would need about {regs} registers per thread, over the cap of "
                               f"{self.policy.max_registers}")
@@ -338,7 +337,8 @@ class _Former:
         producer = self.nodes[operand.producer]
         if self._gathers_from(node, group.id):
             return False, 7, _GATHERED
-        if producer.kind in POINTWISE_KINDS and len(producer.users) > 1 and producer.cost * (
+        joining = node.kind in POINTWISE_KINDS and group.kind == "pointwise"  # computed once there: no recompute
+        if not joining and producer.kind in POINTWISE_KINDS and len(producer.users) > 1 and producer.cost * (
                 len(producer.users) - 1) > self.policy.recompute_budget:
             return False, 5, (f"{producer.label} has {len(producer.users)} consumers and costs {producer.cost} "
                               f"ops per element: recomputing exceeds the budget of "

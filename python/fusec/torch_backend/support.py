@@ -46,9 +46,9 @@ _GATHERS = ["embedding", "index", "index_select", "gather", "take_along_dim", "n
 # Running sums and products (tm_tensor.scan: --fusec-scans-to-generic; test/CPU/scans.test).
 _SCANS = ["cumsum", "cumprod"]
 # Max and average pooling: each output reads its window (--fusec-pooling-to-generic;
-# test/CPU/pooling.test). max_pool2d_with_indices only while its indices go unused (inference): fusec
-# computes indices (test/CPU/pooling.test) but in a kernel of their own, and where a window holds two
-# NaNs it takes the first where eager takes the last; the backward that reads them scatters.
+# test/CPU/pooling.test). max_pool2d_with_indices with its indices too (training: the backward reads
+# them), in the values' kernel (--fusec-unroll-window-reductions) and as eager's, NaNs included
+# (--fusec-max-index-nans); the backward itself scatters and stays in PyTorch.
 _POOLING = ["max_pool2d_with_indices", "max_pool2d", "max_pool1d", "avg_pool2d", "avg_pool1d"]
 
 # Ops with arithmetic: a region must hold at least one of these to be worth a kernel.
@@ -212,9 +212,6 @@ def why_pytorch(node: torch.fx.Node, rows: tuple = (), per_shape: bool = False) 
                 "offset): where it lives at run time is not known")
     if base in LAYOUT and _along_symbols(node, base):
         return "layout op along a symbolic dim: fusec folds slices, cats and flips along static dims only"
-    if base == "max_pool2d_with_indices" and any(
-            user.args[1] == 1 and user.users for user in node.users if op_name(user) == "getitem"):
-        return "max_pool2d's indices are read (for its backward): fusec's pooling computes the maxima only"
     return None
 
 

@@ -2,8 +2,9 @@
 U-Net variants' unpooling reads them), over an input 15x17 of small integers: windows hold ties, and
 the index is the first of them in the window's row-major order, as eager's. Padding, none, dilation
 with ceil_mode, and 1-D. The indices are computed from the padded input in torch-mlir's lowering;
---fusec-extracts-through-pads reads them from the input itself. One element is NaN: the windows
-holding it have a NaN max, at the NaN's index."""
+--fusec-extracts-through-pads reads them from the input itself. Two neighbouring elements are NaN:
+the windows holding one have a NaN max at its index, and a window holding both takes the last, as
+eager's loop does (--fusec-max-index-nans)."""
 import torch
 
 torch.manual_seed(0)
@@ -18,5 +19,5 @@ def pools(x):
 
 model = pools
 x = torch.randint(-3, 4, (2, 8, 15, 17)).float()
-x[0, 0, 4, 5] = float("nan")  # a window's max is NaN, and its index the NaN's (--fusec-max-index-nans)
+x[0, 0, 4, 5:7] = float("nan")  # NaN maxima (--fusec-max-index-nans); the 3x3 windows at (2, 3) hold both
 example_inputs = (x,)

@@ -1,0 +1,88 @@
+// RUN: fusec-opt %s --split-input-file --fusec-contraction-operands | FileCheck %s
+
+// nn.Linear in bf16 as torch-mlir lowers it: both operands widened to f32 by linalg.generics, the
+// input collapsed from [2, 8, 64], the weight transposed. The matmul now reads the bf16 input
+// (collapsed as bf16) and the weight in its [N, K] layout through its indexing map; the casts and
+// the transpose are gone.
+// CHECK-DAG:   #[[A:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG:   #[[W:.*]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// CHECK-DAG:   #[[C:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-LABEL: func.func @linear
+// CHECK-SAME:      (%[[X:.*]]: tensor<2x8x64xbf16>, %[[WT:.*]]: tensor<32x64xbf16>)
+// CHECK-NOT:     arith.extf
+// CHECK-NOT:     linalg.transpose
+// CHECK:         %[[XC:.*]] = tensor.collapse_shape %[[X]] {{\[\[}}0, 1], [2]] : tensor<2x8x64xbf16> into tensor<16x64xbf16>
+// CHECK:         linalg.matmul indexing_maps = [#[[A]], #[[W]], #[[C]]] ins(%[[XC]], %[[WT]] : tensor<16x64xbf16>, tensor<32x64xbf16>) outs(%{{.*}} : tensor<16x32xf32>)
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @linear(%x: tensor<2x8x64xbf16>, %w: tensor<32x64xbf16>) -> tensor<16x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<2x8x64xf32>
+  %xf = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x : tensor<2x8x64xbf16>) outs(%e0 : tensor<2x8x64xf32>) {
+  ^bb0(%in: bf16, %out: f32):
+    %f = arith.extf %in : bf16 to f32
+    linalg.yield %f : f32
+  } -> tensor<2x8x64xf32>
+  %e1 = tensor.empty() : tensor<32x64xf32>
+  %wf = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%w : tensor<32x64xbf16>) outs(%e1 : tensor<32x64xf32>) {
+  ^bb0(%in: bf16, %out: f32):
+    %f = arith.extf %in : bf16 to f32
+    linalg.yield %f : f32
+  } -> tensor<32x64xf32>
+  %xc = tensor.collapse_shape %xf [[0, 1], [2]] : tensor<2x8x64xf32> into tensor<16x64xf32>
+  %e2 = tensor.empty() : tensor<64x32xf32>
+  %wt = linalg.transpose ins(%wf : tensor<32x64xf32>) outs(%e2 : tensor<64x32xf32>) permutation = [1, 0]
+  %e3 = tensor.empty() : tensor<16x32xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e3 : tensor<16x32xf32>) -> tensor<16x32xf32>
+  %y = linalg.matmul ins(%xc, %wt : tensor<16x64xf32>, tensor<64x32xf32>) outs(%acc : tensor<16x32xf32>) -> tensor<16x32xf32>
+  return %y : tensor<16x32xf32>
+}
+
+// -----
+
+// Attention scores, q @ k.transpose(-2, -1): the batched matmul reads k [B, N, K] through its map.
+// A cast something else also reads (here the function's result) stays for that reader.
+// CHECK-DAG:   #[[K:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>
+// CHECK-LABEL: func.func @scores
+// CHECK-SAME:      (%[[Q:.*]]: tensor<4x16x32xbf16>, %[[KK:.*]]: tensor<4x24x32xbf16>)
+// CHECK:         %[[QF:.*]] = linalg.generic
+// CHECK:           arith.extf
+// CHECK-NOT:     linalg.transpose
+// CHECK:         linalg.batch_matmul indexing_maps = [#{{.*}}, #[[K]], #{{.*}}] ins(%[[Q]], %[[KK]] : tensor<4x16x32xbf16>, tensor<4x24x32xbf16>)
+// CHECK:         return %{{.*}}, %[[QF]]
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @scores(%q: tensor<4x16x32xbf16>, %k: tensor<4x24x32xbf16>) -> (tensor<4x16x24xf32>, tensor<4x16x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<4x16x32xf32>
+  %qf = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%q : tensor<4x16x32xbf16>) outs(%e0 : tensor<4x16x32xf32>) {
+  ^bb0(%in: bf16, %out: f32):
+    %f = arith.extf %in : bf16 to f32
+    linalg.yield %f : f32
+  } -> tensor<4x16x32xf32>
+  %e1 = tensor.empty() : tensor<4x24x32xf32>
+  %kf = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%k : tensor<4x24x32xbf16>) outs(%e1 : tensor<4x24x32xf32>) {
+  ^bb0(%in: bf16, %out: f32):
+    %f = arith.extf %in : bf16 to f32
+    linalg.yield %f : f32
+  } -> tensor<4x24x32xf32>
+  %e2 = tensor.empty() : tensor<4x32x24xf32>
+  %kt = linalg.transpose ins(%kf : tensor<4x24x32xf32>) outs(%e2 : tensor<4x32x24xf32>) permutation = [0, 2, 1]
+  %e3 = tensor.empty() : tensor<4x16x24xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e3 : tensor<4x16x24xf32>) -> tensor<4x16x24xf32>
+  %s = linalg.batch_matmul ins(%qf, %kt : tensor<4x16x32xf32>, tensor<4x32x24xf32>) outs(%acc : tensor<4x16x24xf32>) -> tensor<4x16x24xf32>
+  return %s, %qf : tensor<4x16x24xf32>, tensor<4x16x32xf32>
+}
+
+// -----
+
+// A matmul that accumulates in bf16 (no widening to read through) is left alone.
+// CHECK-LABEL: func.func @bf16_accumulator
+// CHECK:         linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<4x8xbf16>, tensor<8x3xbf16>) outs(%{{.*}} : tensor<4x3xbf16>)
+func.func @bf16_accumulator(%a: tensor<4x8xbf16>, %b: tensor<8x3xbf16>, %c: tensor<4x3xbf16>) -> tensor<4x3xbf16> {
+  %y = linalg.matmul ins(%a, %b : tensor<4x8xbf16>, tensor<8x3xbf16>) outs(%c : tensor<4x3xbf16>) -> tensor<4x3xbf16>
+  return %y : tensor<4x3xbf16>
+}
