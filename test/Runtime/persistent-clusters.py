@@ -42,7 +42,8 @@ torch.manual_seed(0)
 
 def run(name, fn, shapes, dtype, **knobs):
     args = tuple(torch.randn(s, device="cuda").to(dtype) for s in shapes)
-    compiled = fusec.compile(fn, args, row_persistent=True, persistent_prefetch=bool(knobs), **knobs)
+    # tuning=False: the shipped H200 table knows softmax 4096x32768 bf16 and would replace the knobs asked for.
+    compiled = fusec.compile(fn, args, row_persistent=True, persistent_prefetch=bool(knobs), tuning=False, **knobs)
     got = compiled(*args)
     launch = compiled.manifest["steps"][0]
     clamped = launch.get("persistent_clusters") is not None and \

@@ -37,8 +37,8 @@ def check(name, fn, shapes, dtype, dynamic_shapes=None, targets=None, **knobs):
 softmax = lambda x: torch.softmax(x, -1)  # noqa: E731
 check("softmax 100x128256 bf16 (long-row rule, clusters of 8)", softmax, [(100, 128256)], bf16)
 check("softmax 80x262144 bf16 (long-row rule, clusters of 16)", softmax, [(80, 262144)], bf16)
-check("logsumexp 600x30001 bf16 (long-row rule, one block, odd)", lambda x: torch.logsumexp(x.float(), -1),
-      [(600, 30001)], bf16)
+check("softmax 600x30001 bf16 (long-row rule, one block, odd)", softmax, [(600, 30001)], bf16)
+check("logsumexp 600x30001 bf16 (online pass, odd)", lambda x: torch.logsumexp(x.float(), -1), [(600, 30001)], bf16)
 check("cross_entropy 100x128256 bf16 (long-row rule, clusters of 8, a read-only row)",
       lambda x, t: F.cross_entropy(x.float(), t), [(100, 128256)], bf16, targets=True)
 check("log_softmax 600x50257 bf16 (hybrid, odd)", lambda x: torch.log_softmax(x.float(), -1).to(x.dtype),
