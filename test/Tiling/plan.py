@@ -312,6 +312,16 @@ for shape, misses in ((((4, 1001),), ()), (((16, 1),), ()), (((None,),), ()), ((
     print(" ".join(f"{k}={v}" for k, v in plan(Facts(out_shapes=shape, vector_misses=frozenset(misses)),
                                                 knobs(threads_per_block=512)).record().items()))
 
+# CHECK-LABEL: TEST: flat_operand_scalars
+# An operand read at an odd offset (SwiGLU's second half of 11010: Facts.max_lanes 1) leaves the
+# kernel without vectors whatever the output's width: a thread takes 4 scalars, as for an odd width
+# (it took one: the rule asked only about the output).
+# CHECK-NEXT: schedule=flat elements=49550505 threads=256 lanes=1 vectors_per_thread=4
+# CHECK-NEXT: schedule=flat elements=16777216 threads=256 lanes=1 vectors_per_thread=4
+print("TEST: flat_operand_scalars")
+for shape in ((9001, 5505), (4096, 4096)):
+    print(" ".join(f"{k}={v}" for k, v in plan(Facts(out_shapes=(shape,), max_lanes=1), knobs()).record().items()))
+
 # CHECK-LABEL: TEST: refused
 # CHECK-NEXT: not fusable by these schedules: a contraction group
 # CHECK-LABEL: TEST: refused_flat

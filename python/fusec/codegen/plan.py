@@ -290,10 +290,11 @@ def _plan_flat(facts: Facts, knobs: Knobs) -> Plan | Refusal:
     shape = shapes.pop()
     if None in shape[1:]:
         return Refusal("a dynamic dim other than the outermost")
-    lanes = min(vector_lanes(facts.element_bytes), facts.max_lanes)
-    scalar = lanes > 1 and (not shape or shape[-1] is None or shape[-1] % lanes or "outputs" in facts.vector_misses)
-    if scalar:
+    natural = vector_lanes(facts.element_bytes)
+    lanes = min(natural, facts.max_lanes)  # (an operand read at an odd offset: SwiGLU's second half)
+    if lanes > 1 and (not shape or shape[-1] is None or shape[-1] % lanes or "outputs" in facts.vector_misses):
         lanes = 1
+    scalar = natural > 1 and lanes == 1
     elements = None if None in shape else math.prod(shape)
     threads = knobs.threads_per_block
     total = None if elements is None else elements // lanes
