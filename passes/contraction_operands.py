@@ -117,10 +117,24 @@ def _rewrite(op) -> bool:
         result = _OPS[op.name](*inputs, outs=[out], indexing_maps=new_maps + maps[2:])
     op.results[0].replace_all_uses_with(result)
     op.erase()
-    for d in dead:  # producers first in the list are nearer the matmul: erase in that order
-        if all(not list(r.uses) for r in d.results):
-            d.erase()
+    _erase_unused(dead)
     return True
+
+
+def _erase_unused(ops: list) -> None:
+    """Erase the ops nothing reads any more, each once (x @ x.T peels one cast twice), readers first."""
+    pending = []
+    for op in ops:
+        if not any(op == other for other in pending):
+            pending.append(op)
+    erased = True
+    while erased:
+        erased = False
+        for op in list(pending):
+            if all(not list(r.uses) for r in op.results):
+                pending.remove(op)
+                op.erase()
+                erased = True
 
 
 def run(module_op, pass_) -> None:

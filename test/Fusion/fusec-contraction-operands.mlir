@@ -86,3 +86,51 @@ func.func @bf16_accumulator(%a: tensor<4x8xbf16>, %b: tensor<8x3xbf16>, %c: tens
   %y = linalg.matmul ins(%a, %b : tensor<4x8xbf16>, tensor<8x3xbf16>) outs(%c : tensor<4x3xbf16>) -> tensor<4x3xbf16>
   return %y : tensor<4x3xbf16>
 }
+
+// -----
+
+// x @ x.T: both operands read through one cast, one of them through the transpose too.
+// CHECK-LABEL: func.func @gram
+// CHECK-SAME:      (%[[X:.*]]: tensor<8x5xbf16>)
+// CHECK-NOT:     linalg.generic
+// CHECK:         linalg.matmul indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}] ins(%[[X]], %[[X]] : tensor<8x5xbf16>, tensor<8x5xbf16>)
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @gram(%x: tensor<8x5xbf16>) -> tensor<8x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<8x5xf32>
+  %xf = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<8x5xbf16>) outs(%e0 : tensor<8x5xf32>) {
+  ^bb0(%in: bf16, %out: f32):
+    %f = arith.extf %in : bf16 to f32
+    linalg.yield %f : f32
+  } -> tensor<8x5xf32>
+  %e1 = tensor.empty() : tensor<5x8xf32>
+  %xt = linalg.transpose ins(%xf : tensor<8x5xf32>) outs(%e1 : tensor<5x8xf32>) permutation = [1, 0]
+  %e2 = tensor.empty() : tensor<8x8xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e2 : tensor<8x8xf32>) -> tensor<8x8xf32>
+  %g = linalg.matmul ins(%xf, %xt : tensor<8x5xf32>, tensor<5x8xf32>) outs(%acc : tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %g : tensor<8x8xf32>
+}
+
+// -----
+
+// x @ x: both operands are the one cast, peeled twice and erased once (erasing it twice crashed the
+// process).
+// CHECK-LABEL: func.func @square
+// CHECK-SAME:      (%[[X:.*]]: tensor<8x8xbf16>)
+// CHECK-NOT:     linalg.generic
+// CHECK:         linalg.matmul ins(%[[X]], %[[X]] : tensor<8x8xbf16>, tensor<8x8xbf16>)
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @square(%x: tensor<8x8xbf16>) -> tensor<8x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<8x8xf32>
+  %xf = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<8x8xbf16>) outs(%e0 : tensor<8x8xf32>) {
+  ^bb0(%in: bf16, %out: f32):
+    %f = arith.extf %in : bf16 to f32
+    linalg.yield %f : f32
+  } -> tensor<8x8xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e0 : tensor<8x8xf32>) -> tensor<8x8xf32>
+  %y = linalg.matmul ins(%xf, %xf : tensor<8x8xf32>, tensor<8x8xf32>) outs(%acc : tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %y : tensor<8x8xf32>
+}
