@@ -25,6 +25,7 @@ After:
 
 from __future__ import annotations
 
+from fusec.codegen.members import is_identity
 from fusec.mlir import ir
 from torch_mlir.dialects import linalg
 
@@ -44,8 +45,7 @@ def _widening_source(op):
     """The source of a float widening cast written as a linalg.generic of identity maps, else None."""
     if op is None or op.name != "linalg.generic" or len(op.opview.inputs) != 1:
         return None
-    maps = [ir.AffineMapAttr(m).value for m in op.opview.indexing_maps]
-    if any(m != ir.AffineMap.get_identity(m.n_dims) for m in maps):
+    if not all(is_identity(ir.AffineMapAttr(m).value) for m in op.opview.indexing_maps):
         return None
     body = list(op.regions[0].blocks[0].operations)
     if len(body) != 2 or body[0].name != "arith.extf" or body[1].name != "linalg.yield":

@@ -79,7 +79,7 @@ def _window(generic):
         return None
     indexed = set()
     for op in body.operations:
-        if op.regions and len(op.regions):
+        if len(op.regions):
             return None
         if op.name == "linalg.index":
             indexed.add(ir.IntegerAttr(op.attributes["dim"]).value)
