@@ -138,6 +138,9 @@ def _rewrite(load, policy) -> bool:
             if count == 1:
                 packed = vector.FromElementsOp(ir.VectorType.get([1], word), [packed]).result
             value = vector.BitCastOp(result_type, packed).result
+        elif count > 1:  # a 64-bit scalar (an i64 index, an f64) from two registers
+            one = vector.BitCastOp(ir.VectorType.get([1], result_type), packed).result
+            value = vector.ExtractOp(one, [], [0]).result
         else:
             value = arith.BitcastOp(result_type, packed).result if result_type != word else packed
     load.results[0].replace_all_uses_with(value)

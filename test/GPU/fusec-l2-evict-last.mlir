@@ -115,3 +115,31 @@ module attributes {gpu.container_module} {
     return %v : f32
   }
 }
+
+// -----
+
+// A 64-bit scalar (cross-entropy's i64 target, read with --l2-evict-last) comes from two 32-bit
+// registers: their vector is bitcast to one i64 and extracted (an arith.bitcast of vector<2xi32> to
+// i64 failed verification, and the whole compile with it).
+// CHECK-LABEL: gpu.func @wide_scalar
+// CHECK:         llvm.inline_asm "ld.global.L2::cache_hint.v2.b32 {$0, $1}, [$2], $3;", "=r,=r,l,l"
+// CHECK:         %[[PAIR:.*]] = vector.bitcast %{{.*}} : vector<2xi32> to vector<1xi64>
+// CHECK:         %[[T:.*]] = vector.extract %[[PAIR]][0] : i64 from vector<1xi64>
+// CHECK:         arith.index_cast %[[T]] : i64 to index
+// CHECK:         llvm.inline_asm "ld.global.L2::cache_hint.v2.b32
+// CHECK:         vector.extract %{{.*}}[0] : f64 from vector<1xf64>
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @wide_scalar(%t: memref<8xi64>, %d: memref<8xf64>, %x: memref<8x16xf32>, %out: memref<8xf32>) kernel {
+      %bx = gpu.block_id x
+      %i = memref.load %t[%bx] {fusec.l2_evict_last} : memref<8xi64>
+      %j = arith.index_cast %i : i64 to index
+      %v = memref.load %x[%bx, %j] : memref<8x16xf32>
+      %w = memref.load %d[%bx] {fusec.l2_evict_last} : memref<8xf64>
+      %n = arith.truncf %w : f64 to f32
+      %s = arith.addf %v, %n : f32
+      memref.store %s, %out[%bx] : memref<8xf32>
+      gpu.return
+    }
+  }
+}
