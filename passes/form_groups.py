@@ -23,6 +23,7 @@ After:
 from __future__ import annotations
 
 from fusec.fusion.cost_model import FusionPolicy, Operand, OpNode, form_groups
+from fusec.codegen.wgmma_plan import TENSOR_CORES, tensor_core_problem
 from fusec.dialects.fusec_dialect import type_runs
 from fusec.knobs import pass_option_table
 from fusec.mlir import ir
@@ -218,7 +219,7 @@ def _topological_units(groups, nodes):
     return order
 
 
-def run(module_op, pass_, fusion: str, max_registers: int, recompute_budget: int) -> None:
+def run(module_op, pass_, fusion: str, max_registers: int, recompute_budget: int, wgmma: bool) -> None:
     try:
         policy = FusionPolicy(fusion, max_registers, recompute_budget)
     except ValueError as err:
@@ -234,7 +235,7 @@ def run(module_op, pass_, fusion: str, max_registers: int, recompute_budget: int
                     "kernels reduce along static dims; compile with a static row count, or reduce over another dim")
                 pass_.signal_pass_failure()
                 return
-            _run_on_function(func, policy)
+            _run_on_function(func, policy, wgmma)
 
 
 def _dynamic_reduction(func):
@@ -253,7 +254,7 @@ def _dynamic_reduction(func):
     return None
 
 
-def _run_on_function(func, policy) -> None:
+def _run_on_function(func, policy, wgmma: bool = False) -> None:
     block = func.regions[0].blocks[0]
     all_ops = list(block.operations)
     ret = all_ops[-1]
@@ -273,6 +274,10 @@ def _run_on_function(func, policy) -> None:
     _unshare_fills(block, free_values)
     ops = [op for op in block.operations if not any(r in free_values for r in op.results)][:-1]
     nodes = describe(ops, ret)
+    for node, op in zip(nodes, ops):  # matmuls the `wgmma` schedule builds take pointwise epilogues
+        if wgmma and op.name == "linalg.matmul" and not tensor_core_problem(op):
+            node.tensor_cores = True
+            op.attributes[TENSOR_CORES] = ir.UnitAttr.get()
     groups, decisions = form_groups(nodes, policy)
     for group in _topological_units(groups, nodes):
         members = [ops[i] for i in group.members]

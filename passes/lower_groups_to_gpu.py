@@ -17,6 +17,8 @@ For each group (`fusec.codegen`):
   3. build the plan (`codegen.columns`, `codegen.row_registers`, `codegen.row_loop`, `codegen.flat`), record the
      schedule it got on the gpu.launch (`fusec.schedule`: `fusec --emit schedule` prints it), and
      tag the loads the cache knobs name (`read_only_cache`, `l2_evict_last`).
+A contraction group whose matmul --fusec-form-groups tagged `fusec.tensor_cores` (sm_90a) takes the
+`wgmma` schedule (`codegen.wgmma_plan`, `codegen.wgmma`), its pointwise epilogue on the accumulators.
 The `schedule` option changes one group's knobs (`fusec --schedule FILE`, `fusec tune`).
 A group the plan refuses (mixed output shapes, a dynamic inner dim) keeps its ops, which the generic
 loop mapping lowers afterwards: correct, but not fused (FUSEC_DEBUG=1 prints why).
@@ -44,9 +46,10 @@ from fusec.mlir import ir
 
 # `facts` as a module, read at call time: its import of fusec.passes.classify_ops may be what is
 # importing this pass (fusec.passes/__init__ imports every pass), before `facts` is complete.
-from fusec.codegen import columns, facts, flat, row_loop, row_registers, scan
+from fusec.codegen import columns, facts, flat, row_loop, row_registers, scan, wgmma
 from fusec.codegen.plan import Knobs, Refusal, plan
 from fusec.codegen.scan_plan import plan_scan
+from fusec.codegen.wgmma_plan import TENSOR_CORES, plan_wgmma
 from fusec.knobs import check_value, knob, parse_overrides, pass_option_name, pass_option_table
 
 from .l2_evict_last import tag_evict_last_loads
@@ -72,7 +75,8 @@ def run(module_op, pass_, schedule: str, **defaults) -> None:
 
 
 _BUILDERS = {"row_registers": row_registers.build, "row_loop": row_loop.build, "columns": columns.build,
-             "flat": flat.build, "scan_rows": scan.build_rows, "scan_columns": scan.build_columns}
+             "flat": flat.build, "scan_rows": scan.build_rows, "scan_columns": scan.build_columns,
+             "wgmma": wgmma.build}
 
 
 def _lower(module_op, pass_, defaults: dict, schedule: str) -> None:
@@ -95,8 +99,13 @@ def _lower(module_op, pass_, defaults: dict, schedule: str) -> None:
     for gid, ops in groups.items():
         kind = ir.StringAttr(ops[0].attributes["fusec.group_kind"]).value
         knobs = Knobs(**{**defaults, **overrides.get(gid, {})})
-        read, group = facts.read_group(ops, gid, kind)  # read before building: earlier groups are kernels now
-        decision = (plan_scan if read.scan else plan)(read, knobs)  # (a refused scan: plan refuses)
+        if kind == "contraction":  # a matmul the groups' pass tagged: the tensor cores' kernel (sm_90a)
+            group = _Operands(ops)
+            tagged = any(TENSOR_CORES in op.attributes for op in ops)
+            decision = plan_wgmma(ops) if tagged else Refusal("a contraction (wgmma is off, or the arch is not sm_90a)")
+        else:
+            read, group = facts.read_group(ops, gid, kind)  # read before building: earlier groups are kernels now
+            decision = (plan_scan if read.scan else plan)(read, knobs)  # (a refused scan: plan refuses)
         if isinstance(decision, Refusal):
             if os.environ.get("FUSEC_DEBUG"):
                 print(f"{FLAG}: group {gid} left to the loop lowering: {decision}", file=sys.stderr)
@@ -104,6 +113,13 @@ def _lower(module_op, pass_, defaults: dict, schedule: str) -> None:
                 del op.attributes["fusec.group"]
             continue
         _build(group, decision, gid)
+
+
+class _Operands:
+    """A contraction group as `_build` reads it: its ops, the buffers its plan writes."""
+
+    def __init__(self, ops):
+        self.ops, self.outputs = ops, []
 
 
 def _build(group, decision, gid: int) -> None:

@@ -178,6 +178,10 @@ KNOBS: tuple[Knob, ...] = (
     Knob("online_softmax", True, Flag(), "a read-only row's max and sum of exp(x - max) (logsumexp, "
          "cross-entropy) in one pass: a row_loop kernel streams the row once, merging running (max, sum) pairs "
          "(`online_softmax`); off: the row schedules' two rounds", LOWER, cli=True),
+    Knob("wgmma", True, Flag(), "--arch sm_90a: a bf16/fp16 matmul A @ B^T whose sizes are tile multiples runs on "
+         "Hopper's tensor cores (the `wgmma` schedule: cp.async into swizzled shared memory, wgmma.mma_async), "
+         "its pointwise consumers fused as its epilogue; off, or another arch: the generic loop lowering", FORM,
+         cli=True),
     Knob("schedule", "", Text(), "per-kernel knob overrides, GROUP.KNOB=VALUE separated by commas: "
          "0.row_prefetch=0,1.threads_per_block=512 (what --schedule FILE becomes)", LOWER),
     Knob("tuning", True, Flag(), "without a schedule: use tuned schedules from the tuning tables (fusec.tuning)",

@@ -15,7 +15,7 @@ import re
 from .diagnostics import FusecError
 from .knobs import KNOBS, check_value, parse_overrides
 
-__all__ = ["CompileOptions", "MIN_PTX"]
+__all__ = ["CompileOptions", "MIN_PTX", "has_wgmma", "gpu_arch"]
 
 
 # The PTX ISA version (x10) LLVM's NVPTX back end needs for each architecture: a lower one is an
@@ -25,6 +25,21 @@ MIN_PTX = {"sm_70": 60, "sm_72": 61, "sm_75": 63, "sm_80": 70, "sm_86": 71, "sm_
            "sm_103": 88, "sm_103a": 88, "sm_110": 90, "sm_110a": 90, "sm_120": 87, "sm_120a": 87,
            "sm_121": 88, "sm_121a": 88}
 _ARCH = re.compile(r"^sm_(\d+)a?$")
+
+
+def has_wgmma(arch: str) -> bool:
+    """Whether `arch` has Hopper's warpgroup matrix instructions: sm_90a alone (a plain sm_90 makes
+    LLVM abort the process on them, and Blackwell's sm_100a has tcgen05 instead)."""
+    return arch == "sm_90a"
+
+
+def gpu_arch(device=None) -> str:
+    """The architecture to compile for a CUDA device: its compute capability, with Hopper's
+    architecture-specific features (sm_90a: wgmma) on a 9.0 device."""
+    import torch  # noqa: PLC0415 (only when a GPU is asked about: the CLI needs no torch for --help)
+
+    major, minor = torch.cuda.get_device_capability(device)
+    return f"sm_{major}{minor}" + ("a" if (major, minor) == (9, 0) else "")
 
 
 class _Checked:

@@ -37,7 +37,7 @@ from typing import Callable
 from .backends.nvptx import compile_to_ptx, translate_to_llvm_ir
 from .knobs import FORM, LOWER, pass_options
 from .manifest import extract_manifest
-from .options import CompileOptions
+from .options import CompileOptions, has_wgmma
 from .schedule import launch_schedules
 from .tuning import apply_tuned_schedules
 from .unsupported import check_supported
@@ -85,7 +85,7 @@ def _fuse(o: CompileOptions) -> list[str]:
             "fusec-fold-unit-reshapes", "fusec-inline-iotas", *split,
             "canonicalize", "cse",
             "fusec-hoist-parallel-dims", "fusec-clone-cheap-producers", "fusec-classify-ops",
-            pass_options(o, FORM)]
+            pass_options(dataclasses.replace(o, wgmma=o.wgmma and o.target == "cuda" and has_wgmma(o.arch)), FORM)]
 
 
 def _bufferize_and_map(o: CompileOptions) -> list[str]:
@@ -184,7 +184,8 @@ CUDA_STAGES: list[Stage] = [
                      "cse"], after=(read_manifest,)),
     Stage("nvvm", "kernels in the llvm and nvvm dialects",
           lambda o: ["fusec-expand-integer-abs", "gpu.module(math-expand-ops{ops=fpowi}, convert-scf-to-cf, "
-                     "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1}, canonicalize, cse)",
+                     "convert-nvgpu-to-nvvm, convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1}, "
+                     "convert-nvvm-to-llvm, canonicalize, cse)",
                      "reconcile-unrealized-casts"]),
     Stage("llvm", "LLVM IR of the kernels", make=_translate, language="llvm",
           steps=("translate_module_to_llvmir: MLIR's translation of the gpu.module's llvm dialect to LLVM IR text",)),

@@ -29,6 +29,7 @@ import re
 
 from .diagnostics import FusecError
 from .knobs import SCHEDULE_KNOBS, format_overrides
+from .options import gpu_arch
 from .mlir import ir
 from .version import __version__
 
@@ -113,13 +114,11 @@ def gpu_names(arch: str) -> list[str]:
         # and `fusec --help` or an .mlir compile needs no torch
         import torch  # noqa: PLC0415
 
-        if torch.cuda.is_available():
-            major, minor = torch.cuda.get_device_capability()
-            if f"sm_{major}{minor}" == arch:
-                names.append(torch.cuda.get_device_name())
+        if torch.cuda.is_available() and gpu_arch().rstrip("a") == arch.rstrip("a"):
+            names.append(torch.cuda.get_device_name())
     except Exception:  # noqa: BLE001 - no usable GPU: look up by arch alone
         pass
-    return names + [arch]
+    return names + list(dict.fromkeys([arch, arch.rstrip("a")]))  # (sm_90a's tables are sm_90's)
 
 
 def lookup_overrides(keys: dict, arch: str, tables: list[dict] | None = None) -> tuple[str, dict]:

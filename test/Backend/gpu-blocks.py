@@ -21,9 +21,9 @@ CUDA = torch.device("cuda")
 torch.backends.cuda.matmul.allow_tf32 = False  # eager and PyTorch's side of fusec: the same matmuls
 
 
-def arch() -> str:
+def arch() -> str:  # the compute capability, with Hopper's wgmma features (sm_90a) on a 9.0 GPU
     major, minor = torch.cuda.get_device_capability()
-    return f"sm_{major}{minor}"
+    return f"sm_{major}{minor}" + ("a" if (major, minor) == (9, 0) else "")
 
 
 # CHECK-LABEL: TEST: mlp

@@ -191,6 +191,16 @@ def _read_members(ops):
     return members, latest
 
 
+def epilogue_members(ops, product: int):
+    """A matmul group's members (its fill, the matmul `ops[product]`, the pointwise ops), each with the earlier
+    member whose version of each operand it reads, and (buffer, writer) for the buffers it writes that
+    something else reads. The matmul's member counts as a reduction: its value is in registers (the
+    accumulators) when the epilogue reads it (`wgmma`)."""
+    members, latest = _read_members(ops)
+    members[product].kind = "reduction"
+    return members, _outputs(latest, ops)
+
+
 def _in_block(op, block_owner):
     """The ancestor of `op` (or `op`) whose parent is `block_owner`, or None."""
     while op is not None and op.parent is not None and op.parent != block_owner:

@@ -39,14 +39,12 @@ def _device(target: str):
 
 
 def _compile(fn, tensors, target: str):
-    import torch
-
     import fusec
+    from fusec.options import gpu_arch
 
     options = {"target": target}
     if target == "cuda":
-        major, minor = torch.cuda.get_device_capability()
-        options["arch"] = f"sm_{major}{minor}"
+        options["arch"] = gpu_arch()
     return fusec.compile(fn, tensors, **options)
 
 

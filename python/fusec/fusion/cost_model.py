@@ -7,14 +7,13 @@ materialize) with its reason.
 
 The rules, from the handbook chapter (`../shared/seed/`):
   1. pointwise chains fuse;
-  2. pointwise producers fuse into a reduction as its prologue, pointwise consumers (including
-     broadcasts of the reduced value over the same rows) as its epilogue;
+  2. pointwise producers join a reduction as its prologue, pointwise consumers as its epilogue;
   3. reductions over the same rows and axes share one group (softmax: max then sum);
   4. a reduction along other axes than the group's starts a new group, and the reason is recorded;
   5. a value with several consumers is recomputed when cheap, else materialized (written to memory);
   6. an estimate of registers per thread caps a group;
-  7. contractions and opaque ops end groups, and a tensor read at positions computed from data (a
-     gather: an embedding's table) is read from memory, so its producer is in another kernel;
+  7. contractions (but a tensor-core matmul's pointwise epilogue: `epilogues`) and opaque ops end
+     groups; a tensor read at positions computed from data (a gather) is read from memory;
   (scans) a scan (cumsum) takes pointwise prologues and epilogues at its own elements (`scans`);
   8. (siblings) pointwise groups of one shape that read one tensor through index maps (q, k and v
      split into heads from one packed qkv) share a kernel: one launch instead of one per slice.
@@ -27,6 +26,7 @@ import math
 
 from fusec.knobs import knob
 
+from .epilogues import epilogue_rule
 from .scans import scan_rule
 from .siblings import absorb_sole_readers, merge_siblings
 
@@ -63,6 +63,7 @@ class OpNode:
     used_outside: bool = False  # the value leaves the function or feeds a non-linalg op
     users: list = dataclasses.field(default_factory=list)  # indices of consumer OpNodes
     index_maps: bool = False  # reads through an index map (a slice, a cat): producers recomputed at the points read
+    tensor_cores: bool = False  # a matmul the wgmma schedule builds: pointwise consumers are its epilogue
 
 
 @dataclasses.dataclass
@@ -111,8 +112,7 @@ class FusionPolicy:
             raise ValueError(f"fusion mode must be one of {', '.join(FUSION_MODES)}, not {self.mode!r}")
 
 
-_GATHERED = ("reads the value at positions computed from data (a gather): it is written to memory by "
-             "its own kernel first")
+_GATHERED = "reads the value at positions computed from data (a gather): it is written to memory by its own kernel first"
 
 
 def estimate_registers(nodes: list[OpNode]) -> int:
@@ -351,16 +351,16 @@ class _Former:
             return ok, rule, reason
         if mode == "elementwise" and (group.kind != "pointwise" or node.kind == "reduction"):
             return False, None, "only pointwise chains fuse in --fusion=elementwise"
-        members = [self.nodes[i] for i in group.members] + [node]
-        regs = estimate_registers(members)
-        if regs > self.policy.max_registers:
+        regs = estimate_registers([self.nodes[i] for i in group.members] + [node])
+        if regs > self.policy.max_registers and group.kind != "contraction":  # (an epilogue: a pair at a time)
             return False, 6, (f"the group would need about {regs} registers per thread, over the cap of "
                               f"{self.policy.max_registers}")
         return True, rule, reason
 
     def _shape_rule(self, group: Group, node: OpNode, operand: Operand):
         if group.kind in ("contraction", "opaque"):
-            return False, 7, f"the producer's group is {group.kind}: such ops end groups"
+            return epilogue_rule(self, group, node) if group.kind == "contraction" else (
+                False, 7, "the producer's group is opaque: such ops end groups")
         if group.kind == "scan" or node.kind == "scan":
             return scan_rule(self, group, node)
         if node.kind in POINTWISE_KINDS:

@@ -50,6 +50,9 @@ class CudaExecutable(Executable):
                                for name in manifest["kernels"]}
             for name, handle in self._functions.items():
                 _allow_wide_clusters(handle, name)
+            for step in manifest["steps"]:
+                if isinstance(step.get("shared_bytes"), int) and step["shared_bytes"] > _DEFAULT_SHARED:
+                    _allow_shared(self._functions[step["kernel"]], step["kernel"], step["shared_bytes"])
 
     _empty = strided_allocator("_empty_strided_cuda")  # on the current device
 
@@ -101,6 +104,15 @@ def _allow_wide_clusters(handle, name: str) -> None:
     if result == driver.CUresult.CUDA_SUCCESS and int(width) > _PORTABLE_CLUSTER:  # (no clusters before sm_90)
         _check(driver.cuFuncSetAttribute(handle, attribute.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1),
                f"cuFuncSetAttribute({name}, non-portable cluster size)")
+
+
+_DEFAULT_SHARED = 48 * 1024  # dynamic shared memory a block may have without the kernel's opt-in
+
+
+def _allow_shared(handle, name: str, size: int) -> None:
+    """Opt a kernel into `size` bytes of dynamic shared memory (the `wgmma` schedule's stages)."""
+    attribute = driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+    _check(driver.cuFuncSetAttribute(handle, attribute, size), f"cuFuncSetAttribute({name}, {size} bytes of shared memory)")
 
 
 def _current_stream(index: int) -> int:

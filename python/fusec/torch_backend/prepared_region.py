@@ -17,7 +17,7 @@ import dataclasses
 import torch
 
 from ..diagnostics import FusecError
-from ..options import MIN_PTX
+from ..options import MIN_PTX, gpu_arch
 from .flatten_rows import FlatRegion, flatten_region
 from .layout import output_layouts, written_in_order
 from .support import op_name
@@ -108,8 +108,7 @@ def _target(sig) -> tuple[str, torch.device]:
 def _cuda_options(device, options: dict) -> dict:
     """The GPU's architecture (unless `arch` is given) and the PTX version that architecture needs."""
     if "arch" not in options:
-        major, minor = torch.cuda.get_device_capability(device)
-        options = {**options, "arch": f"sm_{major}{minor}"}
+        options = {**options, "arch": gpu_arch(device)}
     need = MIN_PTX.get(options["arch"], 0)
     if "ptx_features" not in options and need > 80:
         options = {**options, "ptx_features": f"+ptx{need}"}

@@ -1,0 +1,152 @@
+"""Whether a matmul takes the `wgmma` schedule (codegen/wgmma.py), and its tile.
+
+A matmul qualifies when it is a `linalg.matmul` C[M, N] = A[M, K] @ B[N, K]^T into f32, A and B bf16
+or fp16, both read along K (A as it lies, B as nn.Linear's weight lies: its indexing map is (n, k)),
+with M, N, K multiples of the tile (tails are not built yet). `tensor_core_problem` asks this of the
+op on tensors, when the groups form: a matmul that qualifies is tagged `fusec.tensor_cores` and its
+pointwise consumers over [M, N] join its group as its epilogue (`fusion/epilogues.py`).
+`plan_wgmma` asks again of the group on buffers, with what only buffers tell (each one contiguous,
+the accumulator zero-filled, the epilogue reading the product at its own element); a group it
+refuses goes to the generic loop lowering, the reason recorded.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from fusec.mlir import ir
+
+from .plan_records import Refusal
+from .wgmma import TILE_K, shared_bytes
+
+__all__ = ["TENSOR_CORES", "WgmmaPlan", "plan_wgmma", "tensor_core_problem"]
+
+TENSOR_CORES = "fusec.tensor_cores"  # on a linalg.matmul the wgmma schedule will build
+_SHARED_LIMIT = 227 * 1024  # a block's shared memory on sm_90
+_TILE_M = 128  # two warpgroups of 64 rows
+_SMS = 132  # an H100's or H200's multiprocessors (a block of these tiles fills one)
+_TILE_N = (256, 128, 64)  # a block's columns: one wgmma m64nNk16 a warpgroup and K step
+_MAPS = ["(d0, d1, d2) -> (d0, d2)", "(d0, d1, d2) -> (d1, d2)", "(d0, d1, d2) -> (d0, d1)"]
+
+
+@dataclasses.dataclass(frozen=True)
+class WgmmaPlan:
+    a: ir.Value
+    b: ir.Value
+    c: ir.Value  # the product's buffer (f32)
+    m: int
+    n: int
+    k: int
+    tile_m: int = _TILE_M
+    tile_n: int = 256
+    stages: int = 4
+    epilogue: tuple = ()  # the pointwise members after the matmul (`kernel.Member`s, sources set)
+    outputs: tuple = ()  # (buffer, its writer: a member, or None for the product itself) to store
+    product: object = None  # the matmul's member: the epilogue reads it from the accumulators
+    schedule: str = "wgmma"
+    read_only_cache: str = "off"
+    l2_evict_last: bool = False
+
+    def record(self) -> dict:
+        return {"schedule": self.schedule, "m": self.m, "n": self.n, "k": self.k,
+                **({"epilogue": len(self.epilogue)} if self.epilogue else {})}
+
+
+def _maps(op) -> list[str]:
+    if "indexing_maps" not in op.attributes:  # linalg.matmul's default maps
+        return ["(d0, d1, d2) -> (d0, d2)", "(d0, d1, d2) -> (d2, d1)", "(d0, d1, d2) -> (d0, d1)"]
+    return [str(ir.AffineMapAttr(m).value) for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+
+
+def _tile_n(n: int, m: int = 0):
+    """The widest wgmma that divides N; a narrower one where that leaves the GPU under two waves of
+    blocks (8192x768: 192 tiles of 128x256 on 132 SMs, 1.45 waves; of 128x128, 384)."""
+    widths = [t for t in _TILE_N if n % t == 0]
+    for t in widths:
+        if (m // _TILE_M) * (n // t) >= 2 * _SMS or t <= 128:
+            return t
+    return None
+
+
+def tensor_core_problem(op) -> str:
+    """Why the wgmma schedule cannot build matmul `op` (on tensors or buffers); '' when it can."""
+    if op.name != "linalg.matmul":
+        return "not a linalg.matmul"
+    a, b, c = (ir.ShapedType(v.type) for v in op.operands[:3])
+    if str(a.element_type) not in ("bf16", "f16") or b.element_type != a.element_type or str(c.element_type) != "f32":
+        return f"operands {a.element_type} x {b.element_type} -> {c.element_type} (bf16 or f16 into f32 are built)"
+    if _maps(op) != _MAPS:
+        return "B is not read along K (only A[M, K] @ B[N, K]^T is built)"
+    if not (a.has_static_shape and b.has_static_shape):
+        return "a dynamic size"
+    (m, k), (n, _) = a.shape, b.shape
+    if m % _TILE_M or _tile_n(n) is None or k % TILE_K:
+        return f"{m}x{n}x{k} is not a multiple of a {_TILE_M}x{_TILE_N[-1]}x{TILE_K} tile"
+    return ""
+
+
+def _row_major(shape) -> list[int]:
+    strides, step = [], 1
+    for extent in reversed(shape):
+        strides.insert(0, step)
+        step *= extent
+    return strides
+
+
+def _contiguous(value) -> bool:
+    t = ir.MemRefType(value.type)
+    strides, offset = t.get_strides_and_offset()
+    return t.has_static_shape and offset == 0 and strides == _row_major(t.shape)
+
+
+def _zero_fill(op, c) -> bool:
+    if op.name != "linalg.fill" or op.operands[1] != c:
+        return False
+    value = op.operands[0].owner
+    return getattr(value, "name", "") == "arith.constant" and ir.FloatAttr(value.attributes["value"]).value == 0.0
+
+
+def _epilogue_problem(members, product, shape) -> str:
+    """Why the group's pointwise `members` (its epilogue, and the broadcast producers it computes at
+    the points it reads them) cannot be evaluated a pair of columns at a time on the accumulators of
+    `product`; '' when they can."""
+    identity = ir.AffineMap.get_identity(2)
+    for member in members:
+        if member.kind not in ("pointwise", "broadcast"):
+            return f"a {member.kind} op beside the matmul"
+        reads = [j for j, src in enumerate(member.sources[:-1]) if src is product]
+        if reads and (member.shape != shape or any(member.maps[j] != identity for j in reads)):
+            return "an op reads the product at another element than its own"
+    return ""
+
+
+def plan_wgmma(ops, stages: int = 4) -> WgmmaPlan | Refusal:
+    """The plan of the group of `ops` (on buffers: the matmul, the fill of its accumulator, its
+    epilogue and the producers that epilogue computes), or why not."""
+    from .facts import epilogue_members  # noqa: PLC0415 (facts imports the passes that import this)
+
+    matmuls = [i for i, op in enumerate(ops) if op.name == "linalg.matmul"]
+    if len(matmuls) != 1:
+        return Refusal("wgmma: not one matmul")
+    mm = ops[matmuls[0]]
+    problem = tensor_core_problem(mm)
+    if problem:
+        return Refusal(f"wgmma: {problem}")
+    a, b, c = mm.operands[0], mm.operands[1], mm.operands[2]
+    fills = [i for i, op in enumerate(ops[:matmuls[0]]) if _zero_fill(op, c)]
+    if not fills:
+        return Refusal("wgmma: the accumulator does not start at zero")
+    members, outputs = epilogue_members(ops, matmuls[0])
+    if not all(_contiguous(v) for v in (a, b, *(buf for buf, _ in outputs))):
+        return Refusal("wgmma: an operand is not a contiguous buffer of static shape")
+    (m, k), (n, _) = ir.MemRefType(a.type).shape, ir.MemRefType(b.type).shape
+    product = members[matmuls[0]]
+    others = [x for i, x in enumerate(members) if i not in (matmuls[0], fills[-1])]
+    problem = _epilogue_problem(others, product, (m, n))
+    if problem or any(tuple(ir.MemRefType(buf.type).shape) != (m, n) for buf, _ in outputs):
+        return Refusal(f"wgmma: {problem or 'an output of another shape than the product'}")
+    tile_n = _tile_n(n, m)
+    if shared_bytes(_TILE_M, tile_n, stages) > _SHARED_LIMIT:
+        return Refusal("wgmma: the stages do not fit in shared memory")
+    return WgmmaPlan(a, b, c, m, n, k, _TILE_M, tile_n, stages, tuple(others),
+                     tuple((buf, None if writer is product else writer) for buf, writer in outputs), product)
