@@ -72,7 +72,7 @@ def build(plan, group):
     index = ir.IndexType.get()
     one = const(1)
     smem_bytes = shared_bytes(plan.tile_m, plan.tile_n, plan.stages)
-    tiles = (plan.m // plan.tile_m) * (plan.n // plan.tile_n)
+    tiles = -(-plan.m // plan.tile_m) * -(-plan.n // plan.tile_n)
     launch = gpu.LaunchOp((const(tiles), one, one), (const(threads), one, one),
                           dynamic_shared_memory_size=arith.ConstantOp(ir.IntegerType.get_signless(32), smem_bytes).result)
     body = launch.body.blocks[0] if len(launch.body.blocks) else launch.body.blocks.append(*([index] * 12))
@@ -84,11 +84,17 @@ def build(plan, group):
                     "shared_bytes": smem_bytes}
 
 
+def _clamped(position, extent: int, count):
+    """(copy `count` where `position` < `extent`, else 0; `position` clamped to 0 past `extent`)."""
+    inside = arith.CmpIOp(arith.CmpIPredicate.ult, position, const(extent)).result
+    return arith.SelectOp(inside, count, const(0)).result, arith.SelectOp(inside, position, const(0)).result
+
+
 def _tile_of(plan, block):
     """(row tile, column tile) of block `block`, in groups of GROUP_M row tiles: consecutive blocks
     walk down a group's rows, then to its next column, so that the blocks running at once share
     their tiles of A and B in L2 (row by row, a wave read all of B again for every few rows of C)."""
-    tiles_m, tiles_n = plan.m // plan.tile_m, plan.n // plan.tile_n
+    tiles_m, tiles_n = -(-plan.m // plan.tile_m), -(-plan.n // plan.tile_n)
     per_group = GROUP_M * tiles_n
     first_m = arith.MulIOp(arith.DivUIOp(block, const(per_group)).result, const(GROUP_M)).result
     size_m = arith.MinUIOp(arith.SubIOp(const(tiles_m), first_m).result, const(GROUP_M)).result
@@ -104,7 +110,7 @@ def _body(plan, a, b, c, block_n, block_m, tid, threads):
     tile_m, tile_n, stages = plan.tile_m, plan.tile_n, plan.stages
     a_bytes, b_bytes = tile_m * _ROW_BYTES, tile_n * _ROW_BYTES
     stage_bytes = a_bytes + b_bytes
-    trips = plan.k // TILE_K
+    trips = -(-plan.k // TILE_K)
 
     # Dynamic shared memory, its start aligned to 1024 bytes, viewed as one array of elements.
     workgroup = _attr("#gpu.address_space<workgroup>")
@@ -121,11 +127,12 @@ def _body(plan, a, b, c, block_n, block_m, tid, threads):
 
     def copy_tiles(trip, stage, elements):
         """This thread's 16-byte copies of trip `trip`'s tiles into `stage` (index values); `elements`:
-        8, or a value that is 0 where the copies only fill zeros (past the last trip)."""
+        8, or a value that is 0 where the copies only fill zeros (past the last trip). Rows past M or
+        N and chunks past K are filled with zeros too (a copy of 0 elements from a clamped address)."""
         k0 = arith.MulIOp(trip, const(TILE_K)).result
         stage_at = arith.MulIOp(stage, const(stage_bytes // half_bytes)).result
         tokens = []
-        for src, first_row, rows, offset in ((a, row0_m, tile_m, 0), (b, row0_n, tile_n, a_bytes)):
+        for src, first_row, rows, offset, extent in ((a, row0_m, tile_m, 0, plan.m), (b, row0_n, tile_n, a_bytes, plan.n)):
             for i in range(rows * (_ROW_BYTES // 16) // threads):
                 chunk_id = arith.AddIOp(tid, const(threads * i)).result
                 row = arith.DivUIOp(chunk_id, const(8)).result
@@ -135,8 +142,14 @@ def _body(plan, a, b, c, block_n, block_m, tid, threads):
                                   arith.MulIOp(swizzled, const(8)).result).result
                 at = arith.AddIOp(at, arith.AddIOp(stage_at, const(offset // half_bytes)).result).result
                 column = arith.AddIOp(k0, arith.MulIOp(chunk, const(8)).result).result
-                tokens.append(nvgpu.DeviceAsyncCopyOp(tiles, [at], src, [arith.AddIOp(first_row, row).result, column],
-                                                      8, srcElements=elements, bypassL1=True).result)
+                global_row = arith.AddIOp(first_row, row).result
+                count = elements
+                if extent % rows:  # the last tile runs past M (N)
+                    count, global_row = _clamped(global_row, extent, count)
+                if plan.k % TILE_K:  # the last trip runs past K (a multiple of 8: whole chunks)
+                    count, column = _clamped(column, plan.k, count)
+                tokens.append(nvgpu.DeviceAsyncCopyOp(tiles, [at], src, [global_row, column],
+                                                      8, srcElements=count, bypassL1=True).result)
         return nvgpu.DeviceAsyncCreateGroupOp(tokens).result
 
     # Prologue: trips 0 .. stages - 3 in flight (a group each, empty where K has fewer trips).
@@ -202,5 +215,25 @@ def _store(plan, acc, row0_m, row0_n, tid):
             at = [arith.AddIOp(row, const(8 * half)).result, arith.AddIOp(column, const(8 * j)).result]
             kernel.cache = {}
             kernel.registers[plan.product] = pair
-            for buf, writer in plan.outputs:
-                kernel.store(pair if writer is None else kernel.evaluate(writer, at, 2), buf, at)
+            guard = _inside(plan, at)
+            if guard is not None:  # a tile past M or N: the pair is stored where it is in C
+                branch = scf.IfOp(guard)
+                with ir.InsertionPoint(branch.then_block):
+                    _store_pair(kernel, plan, pair, at)
+                    scf.YieldOp([])
+            else:
+                _store_pair(kernel, plan, pair, at)
+
+
+def _store_pair(kernel, plan, pair, at):
+    for buf, writer in plan.outputs:
+        kernel.store(pair if writer is None else kernel.evaluate(writer, at, 2), buf, at)
+
+
+def _inside(plan, at):
+    """Whether the pair at `at` is inside C (None where every tile is: sizes that are tile multiples)."""
+    checks = [arith.CmpIOp(arith.CmpIPredicate.ult, v, const(extent)).result
+              for v, extent, tile in zip(at, (plan.m, plan.n), (plan.tile_m, plan.tile_n)) if extent % tile]
+    if not checks:
+        return None
+    return checks[0] if len(checks) == 1 else arith.AndIOp(*checks).result

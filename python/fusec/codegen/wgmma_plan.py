@@ -2,9 +2,10 @@
 
 A matmul qualifies when it is a `linalg.matmul` C[M, N] = A[M, K] @ B[N, K]^T into f32, A and B bf16
 or fp16, both read along K (A as it lies, B as nn.Linear's weight lies: its indexing map is (n, k)),
-with M, N, K multiples of the tile (tails are not built yet). `tensor_core_problem` asks this of the
-op on tensors, when the groups form: a matmul that qualifies is tagged `fusec.tensor_cores` and its
-pointwise consumers over [M, N] join its group as its epilogue (`fusion/epilogues.py`).
+K a multiple of 8 and N even (any M; the tiles past M, N or K read zeros and store nothing there).
+`tensor_core_problem` asks this of the op on tensors, when the groups form: a matmul that qualifies
+is tagged `fusec.tensor_cores` and its pointwise consumers over [M, N] join its group as its
+epilogue (`fusion/epilogues.py`).
 `plan_wgmma` asks again of the group on buffers, with what only buffers tell (each one contiguous,
 the accumulator zero-filled, the epilogue reading the product at its own element); a group it
 refuses goes to the generic loop lowering, the reason recorded.
@@ -25,7 +26,6 @@ TENSOR_CORES = "fusec.tensor_cores"  # on a linalg.matmul the wgmma schedule wil
 _SHARED_LIMIT = 227 * 1024  # a block's shared memory on sm_90
 _TILE_M = 128  # two warpgroups of 64 rows
 _SMS = 132  # an H100's or H200's multiprocessors (a block of these tiles fills one)
-_TILE_N = (256, 128, 64)  # a block's columns: one wgmma m64nNk16 a warpgroup and K step
 _MAPS = ["(d0, d1, d2) -> (d0, d2)", "(d0, d1, d2) -> (d1, d2)", "(d0, d1, d2) -> (d0, d1)"]
 
 
@@ -58,14 +58,14 @@ def _maps(op) -> list[str]:
     return [str(ir.AffineMapAttr(m).value) for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
 
 
-def _tile_n(n: int, m: int = 0):
-    """The widest wgmma that divides N; a narrower one where that leaves the GPU under two waves of
-    blocks (8192x768: 192 tiles of 128x256 on 132 SMs, 1.45 waves; of 128x128, 384)."""
-    widths = [t for t in _TILE_N if n % t == 0]
-    for t in widths:
-        if (m // _TILE_M) * (n // t) >= 2 * _SMS or t <= 128:
-            return t
-    return None
+def _tile_n(n: int, m: int) -> int:
+    """A block's columns: 256 where that still gives the GPU two waves of blocks and wastes little
+    (N a multiple of 256, or wide), else 128 (8192x768: 192 tiles of 128x256 on 132 SMs were 1.45
+    waves; of 128x128, 384); 64 for N <= 64."""
+    if n <= 64:
+        return 64
+    wide = -(-m // _TILE_M) * -(-n // 256) >= 2 * _SMS and (n % 256 == 0 or n > 2048)
+    return 256 if wide else 128
 
 
 def tensor_core_problem(op) -> str:
@@ -80,8 +80,8 @@ def tensor_core_problem(op) -> str:
     if not (a.has_static_shape and b.has_static_shape):
         return "a dynamic size"
     (m, k), (n, _) = a.shape, b.shape
-    if m % _TILE_M or _tile_n(n) is None or k % TILE_K:
-        return f"{m}x{n}x{k} is not a multiple of a {_TILE_M}x{_TILE_N[-1]}x{TILE_K} tile"
+    if k % 8 or n % 2:  # rows of 16-byte copies; pairs of columns stored
+        return f"K = {k} is not a multiple of 8, or N = {n} is odd"
     return ""
 
 
