@@ -181,7 +181,12 @@ def _reads_own_row(producer, consumer, operand_number, consumer_maps) -> bool:
     shape) reads it through the identity; a consumer over the whole tensor reads it at `cmap(t)`, and
     for `t = in(q)` (the reduction reading its input at loop point q) that must be where the
     reduction wrote it: `cmap(in(q)) == out(q)`. A pointwise op on the reduced value (`-sum`) is
-    checked as the reduction it reads (a square [255, 255] read a negated row sum at its columns)."""
+    checked as the reduction it reads (a square [255, 255] read a negated row sum at its columns). A
+    matmul's product must be read at its own element (a matmul epilogue, `fusion/epilogues.py`)."""
+    if producer.name == "linalg.matmul":  # an epilogue reads the product at its own element
+        cmap = consumer_maps[operand_number]
+        return _shape(consumer.results[0]) == _shape(producer.results[0]) and \
+            cmap == ir.AffineMap.get_identity(cmap.n_dims, context=cmap.context)
     reduction = _row_reduction(producer)
     if reduction is None:
         return True

@@ -14,7 +14,7 @@ import dataclasses
 from . import driver
 from .diagnostics import FusecError
 from .frontend import ModelSpec, check_spec
-from .options import CompileOptions, gpu_arch
+from .options import CompileOptions, gpu_options
 
 __all__ = ["compile", "CompiledModel"]
 
@@ -60,8 +60,8 @@ def compile(model, example_inputs, *, dynamic_shapes=None, strict_export: bool =
         raise FusecError(f"unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(_OPTION_NAMES))}")
     spec = ModelSpec(model, example_inputs, dynamic_shapes, source=source, strict_export=strict_export)
     check_spec(spec)
-    gpu = next((t.device for t in example_inputs if getattr(t, "is_cuda", False)), None)
-    if options.get("target", "cuda") == "cuda" and "arch" not in options and gpu is not None:
-        options["arch"] = gpu_arch(gpu)  # the inputs' GPU (sm_90a on Hopper: wgmma)
+    gpu = next((t.device for t in spec.example_inputs if getattr(t, "is_cuda", False)), None)
+    if options.get("target", "cuda") == "cuda" and gpu is not None:
+        options = gpu_options(gpu, options)  # the inputs' GPU (sm_90a on Hopper: wgmma)
     compilation = driver.compile_spec(spec, CompileOptions(**options))
     return CompiledModel(compilation, spec.parameters)

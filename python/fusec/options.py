@@ -15,7 +15,7 @@ import re
 from .diagnostics import FusecError
 from .knobs import KNOBS, check_value, parse_overrides
 
-__all__ = ["CompileOptions", "MIN_PTX", "has_wgmma", "gpu_arch"]
+__all__ = ["CompileOptions", "MIN_PTX", "has_wgmma", "gpu_arch", "gpu_options"]
 
 
 # The PTX ISA version (x10) LLVM's NVPTX back end needs for each architecture: a lower one is an
@@ -40,6 +40,17 @@ def gpu_arch(device=None) -> str:
 
     major, minor = torch.cuda.get_device_capability(device)
     return f"sm_{major}{minor}" + ("a" if (major, minor) == (9, 0) else "")
+
+
+def gpu_options(device, options: dict) -> dict:
+    """`options` for compiling to run on CUDA `device`: its architecture (unless `arch` is given) and
+    the PTX version that architecture needs (unless `ptx_features` is given)."""
+    if "arch" not in options:
+        options = {**options, "arch": gpu_arch(device)}
+    need = MIN_PTX.get(options["arch"], 0)
+    if "ptx_features" not in options and need > 80:
+        options = {**options, "ptx_features": f"+ptx{need}"}
+    return options
 
 
 class _Checked:

@@ -182,3 +182,31 @@ show("cycle_avoided_then_merged", cycle_graph(False))
 # CHECK: 24 34
 print("TEST: register_estimate")
 print(estimate_registers([]), estimate_registers([node(0, "reduction", R, [], reduced=(1,), cost=6)]))
+
+# Rule 7 and its exception: a matmul the tensor cores' kernel builds (`tensor_cores`) takes pointwise
+# consumers that read its product at their own element as its epilogue, not one that reads it
+# elsewhere (a transpose of a square product: rows_only False), nor a reduction; a matmul without
+# the tag ends its group as before.
+# CHECK-LABEL: TEST: rule7_matmul_epilogue
+# CHECK: groups: {{\[}}[0, 1, 2, 3], [4], [5]] ['contraction', 'pointwise', 'reduction']
+# CHECK: op1:contraction -> op2:pointwise: fuse (rule 7{{.*}}epilogue of the matmul
+# CHECK: op1:contraction -> op4:pointwise: split (rule 7{{.*}}reads the matmul's product at other elements than its own
+# CHECK: op3:pointwise -> op5:reduction: split
+# CHECK-LABEL: TEST: rule7_matmul_without_tensor_cores
+# CHECK: groups: {{\[}}[0, 1], [2, 3, 5], [4]] ['contraction', 'reduction', 'pointwise']
+# CHECK: op1:contraction -> op2:pointwise: split (rule 7{{.*}}such ops end groups
+def matmul_graph(tensor_cores):
+    S = (256, 256)
+    n = [node(0, "fill", S, []), node(1, "contraction", S, [arg("a", (256, 64)), arg("b", (256, 64))])]
+    n[1].operands.append(use(0, n))
+    n[1].tensor_cores = tensor_cores
+    n.append(node(2, "pointwise", S, [use(1, n)]))
+    n.append(node(3, "pointwise", S, [use(2, n)]))
+    n.append(node(4, "pointwise", S, [use(1, n, rows_only=False)]))
+    n[3].used_outside = n[4].used_outside = True
+    n.append(node(5, "reduction", S, [use(3, n)], reduced=(1,)))
+    return n
+
+
+show("rule7_matmul_epilogue", matmul_graph(True))
+show("rule7_matmul_without_tensor_cores", matmul_graph(False))

@@ -15,6 +15,7 @@ import llvmlite.binding as llvm
 
 from ..diagnostics import FusecError
 from ..mlir import ir, llvm_dialect
+from ..options import has_wgmma
 from .cuda_tools import libdevice_path
 
 __all__ = ["translate_to_llvm_ir", "compile_to_ptx"]
@@ -115,6 +116,9 @@ def _init_llvm():
 
 
 def compile_to_ptx(llvm_ir: str, *, arch: str = "sm_90", features: str = "+ptx80", opt_level: int = 3) -> str:
+    if "wgmma." in llvm_ir and not has_wgmma(arch):  # LLVM aborts the process on it (sm_90)
+        raise FusecError(f"the kernels use wgmma (a matmul's `wgmma` schedule, tagged for sm_90a), which --arch "
+                         f"{arch} does not have: compile it for sm_90a (or the model again with --no-wgmma)")
     llvm = _init_llvm()
     try:
         mod = llvm.parse_assembly(llvm_ir)

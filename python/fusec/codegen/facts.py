@@ -192,13 +192,16 @@ def _read_members(ops):
 
 
 def epilogue_members(ops, product: int):
-    """A matmul group's members (its fill, the matmul `ops[product]`, the pointwise ops), each with the earlier
-    member whose version of each operand it reads, and (buffer, writer) for the buffers it writes that
-    something else reads. The matmul's member counts as a reduction: its value is in registers (the
-    accumulators) when the epilogue reads it (`wgmma`)."""
+    """A matmul group's members (its fill, the matmul `ops[product]`, the pointwise ops), each with the
+    earlier member whose version of each operand it reads; (buffer, writer) for the buffers it writes
+    that something else reads; and why the kernel evaluator cannot build the pointwise ones ('': it
+    can). The matmul's member counts as a reduction: its value is in registers (the accumulators)
+    when the epilogue reads it (`wgmma`)."""
+    others = [op for i, op in enumerate(ops) if i != product]
     members, latest = _read_members(ops)
     members[product].kind = "reduction"
-    return members, _outputs(latest, ops)
+    problem = next(filter(None, map(_member_problem, others)), "") or _order_problem(ops, members, latest)
+    return members, _outputs(latest, ops), problem
 
 
 def _in_block(op, block_owner):

@@ -193,6 +193,7 @@ def _body(plan, a, b, c, block_n, block_m, tid, threads):
         nvvm.WgmmaWaitGroupSyncOp(1)
         scf.YieldOp([acc])
     nvvm.WgmmaWaitGroupSyncOp(0)
+    nvgpu.DeviceAsyncWaitOp(token, numGroups=0)  # the zero-byte copies past the last trip, done
     _store(plan, loop.results[0], row0_m, row0_n, tid)
 
 

@@ -80,8 +80,8 @@ def tensor_core_problem(op) -> str:
     if not (a.has_static_shape and b.has_static_shape):
         return "a dynamic size"
     (m, k), (n, _) = a.shape, b.shape
-    if k % 8 or n % 2:  # rows of 16-byte copies; pairs of columns stored
-        return f"K = {k} is not a multiple of 8, or N = {n} is odd"
+    if k % 8 or n % 2 or 0 in (m, n, k):  # rows of 16-byte copies; pairs of columns stored
+        return f"K = {k} is not a positive multiple of 8, or N = {n} is odd, or M = {m} is 0"
     return ""
 
 
@@ -136,9 +136,15 @@ def plan_wgmma(ops, stages: int = 4) -> WgmmaPlan | Refusal:
     fills = [i for i, op in enumerate(ops[:matmuls[0]]) if _zero_fill(op, c)]
     if not fills:
         return Refusal("wgmma: the accumulator does not start at zero")
-    members, outputs = epilogue_members(ops, matmuls[0])
-    if not all(_contiguous(v) for v in (a, b, *(buf for buf, _ in outputs))):
+    members, outputs, problem = epilogue_members(ops, matmuls[0])
+    if problem:
+        return Refusal(f"wgmma: {problem}")
+    loaded = [v for i, x in enumerate(members) if i != matmuls[0] for j, v in enumerate(x.inputs)
+              if x.sources[j] is None and isinstance(v.type, ir.MemRefType)]  # the epilogue's loads (pairs)
+    if not all(_contiguous(v) for v in (a, b, *loaded, *(buf for buf, _ in outputs))):
         return Refusal("wgmma: an operand is not a contiguous buffer of static shape")
+    if any(buf == a or buf == b for buf, _ in outputs):
+        return Refusal("wgmma: the kernel writes a buffer it multiplies")
     (m, k), (n, _) = ir.MemRefType(a.type).shape, ir.MemRefType(b.type).shape
     product = members[matmuls[0]]
     others = [x for i, x in enumerate(members) if i not in (matmuls[0], fills[-1])]

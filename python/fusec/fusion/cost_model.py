@@ -41,7 +41,7 @@ class Operand:
     value: str  # a name for the tensor (same name = same tensor)
     nbytes: int
     producer: int | None = None  # index of the producing OpNode, None for a function input/constant
-    reads_rows_only: bool = True  # for a reduced value: read back at the consumer's own row
+    reads_rows_only: bool = True  # a reduced value read at the consumer's own row (a matmul's: element)
     per_row: bool = False  # a tensor with a dynamic row count: nbytes counts one row
     # Read at positions computed from data (an embedding's table, a gather's source): its producer
     # must have written it to memory, so the two are never one kernel.

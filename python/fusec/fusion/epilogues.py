@@ -23,4 +23,8 @@ def epilogue_rule(former, group, node):
         return False, 7, "the producer's group is contraction: such ops end groups"
     if node.kind not in POINTWISE_KINDS or node.index_maps or tuple(node.out_shape) != tuple(product.out_shape):
         return False, 7, f"only pointwise ops over the matmul's {list(product.out_shape)} join its kernel"
+    inside = [o for o in node.operands
+              if o.producer in former.group_of and former._find(former.group_of[o.producer]) == group.id]
+    if not all(o.reads_rows_only for o in inside):
+        return False, 7, "reads the matmul's product at other elements than its own"
     return True, 7, "epilogue of the matmul: computed on its accumulators in registers (tensor cores: wgmma)"

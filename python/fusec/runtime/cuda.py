@@ -50,9 +50,13 @@ class CudaExecutable(Executable):
                                for name in manifest["kernels"]}
             for name, handle in self._functions.items():
                 _allow_wide_clusters(handle, name)
+            shared = {}  # kernel -> the most dynamic shared memory a launch of it asks for
             for step in manifest["steps"]:
-                if isinstance(step.get("shared_bytes"), int) and step["shared_bytes"] > _DEFAULT_SHARED:
-                    _allow_shared(self._functions[step["kernel"]], step["kernel"], step["shared_bytes"])
+                if isinstance(step.get("shared_bytes"), int):
+                    shared[step["kernel"]] = max(shared.get(step["kernel"], 0), step["shared_bytes"])
+            for name, size in shared.items():
+                if size > _DEFAULT_SHARED:
+                    _allow_shared(self._functions[name], name, size)
 
     _empty = strided_allocator("_empty_strided_cuda")  # on the current device
 

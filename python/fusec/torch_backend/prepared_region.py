@@ -17,7 +17,7 @@ import dataclasses
 import torch
 
 from ..diagnostics import FusecError
-from ..options import MIN_PTX, gpu_arch
+from ..options import gpu_options
 from .flatten_rows import FlatRegion, flatten_region
 from .layout import output_layouts, written_in_order
 from .support import op_name
@@ -107,9 +107,4 @@ def _target(sig) -> tuple[str, torch.device]:
 
 def _cuda_options(device, options: dict) -> dict:
     """The GPU's architecture (unless `arch` is given) and the PTX version that architecture needs."""
-    if "arch" not in options:
-        options = {**options, "arch": gpu_arch(device)}
-    need = MIN_PTX.get(options["arch"], 0)
-    if "ptx_features" not in options and need > 80:
-        options = {**options, "ptx_features": f"+ptx{need}"}
-    return options
+    return gpu_options(device, options)
