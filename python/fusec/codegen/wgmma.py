@@ -67,7 +67,6 @@ def _attr(text: str):
 def build(plan, group):
     """The kernel of `plan` (a `WgmmaPlan`) at the insertion point; returns (the gpu.launch, what it
     records)."""
-    a, b, c = plan.a, plan.b, plan.c
     threads = plan.tile_m // 64 * _WARPGROUP
     index = ir.IndexType.get()
     one = const(1)
@@ -78,7 +77,7 @@ def build(plan, group):
     body = launch.body.blocks[0] if len(launch.body.blocks) else launch.body.blocks.append(*([index] * 12))
     with ir.InsertionPoint(body):
         block_m, block_n = _tile_of(plan, body.arguments[0])
-        _body(plan, a, b, c, block_n, block_m, body.arguments[3], threads)
+        _body(plan, block_n, block_m, body.arguments[3], threads)
         gpu.TerminatorOp()
     return launch, {"tile": f"{plan.tile_m}x{plan.tile_n}x{TILE_K}", "stages": plan.stages, "threads": threads,
                     "shared_bytes": smem_bytes}
@@ -103,7 +102,8 @@ def _tile_of(plan, block):
             arith.DivUIOp(within, size_m).result)
 
 
-def _body(plan, a, b, c, block_n, block_m, tid, threads):
+def _body(plan, block_n, block_m, tid, threads):
+    a, b = plan.a, plan.b
     i64 = ir.IntegerType.get_signless(64)
     element = ir.MemRefType(a.type).element_type
     half_bytes = 2
