@@ -46,6 +46,14 @@ class CompiledModel:
 _OPTION_NAMES = frozenset(f.name for f in dataclasses.fields(CompileOptions))
 
 
+def _gpu_present() -> bool:
+    """Whether a real GPU backs CUDA tensors (inputs faked on a machine without one, as a trace on
+    `FakeTensorMode` makes them, compile for the default --arch)."""
+    import torch  # noqa: PLC0415 (the inputs are torch tensors: it is loaded)
+
+    return torch.cuda.is_available()
+
+
 def compile(model, example_inputs, *, dynamic_shapes=None, strict_export: bool = True, source: str = "<python>",
             **options) -> CompiledModel:
     """Compile `model` (an nn.Module or a function of tensors) for `example_inputs`' shapes and dtypes.
@@ -61,7 +69,7 @@ def compile(model, example_inputs, *, dynamic_shapes=None, strict_export: bool =
     spec = ModelSpec(model, example_inputs, dynamic_shapes, source=source, strict_export=strict_export)
     check_spec(spec)
     gpu = next((t.device for t in spec.example_inputs if getattr(t, "is_cuda", False)), None)
-    if options.get("target", "cuda") == "cuda" and gpu is not None:
+    if options.get("target", "cuda") == "cuda" and gpu is not None and _gpu_present():
         options = gpu_options(gpu, options)  # the inputs' GPU (sm_90a on Hopper: wgmma)
     compilation = driver.compile_spec(spec, CompileOptions(**options))
     return CompiledModel(compilation, spec.parameters)
