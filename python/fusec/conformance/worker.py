@@ -40,12 +40,8 @@ def _device(target: str):
 
 def _compile(fn, tensors, target: str):
     import fusec
-    from fusec.options import gpu_arch
 
-    options = {"target": target}
-    if target == "cuda":
-        options["arch"] = gpu_arch()
-    return fusec.compile(fn, tensors, **options)
+    return fusec.compile(fn, tensors, target=target)  # (CUDA tensors: fusec.compile takes their GPU's arch)
 
 
 def run_case(case, target: str, compiled: dict, scaled: bool) -> dict:
