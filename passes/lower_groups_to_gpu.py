@@ -102,7 +102,7 @@ def _lower(module_op, pass_, defaults: dict, schedule: str) -> None:
         if kind == "contraction":  # a matmul the groups' pass tagged: the tensor cores' kernel (sm_90a)
             group = _Operands(ops)
             tagged = any(TENSOR_CORES in op.attributes for op in ops)
-            decision = plan_wgmma(ops) if tagged else Refusal("a contraction (wgmma is off, or the arch is not sm_90a)")
+            decision = plan_wgmma(ops, knobs) if tagged else Refusal("a contraction (wgmma is off, or the arch is not sm_90a)")
         else:
             read, group = facts.read_group(ops, gid, kind)  # read before building: earlier groups are kernels now
             decision = (plan_scan if read.scan else plan)(read, knobs)  # (a refused scan: plan refuses)

@@ -27,12 +27,13 @@ from . import CompiledModel
 from .diagnostics import FusecError
 from .driver import compile_mlir_file, compile_spec
 from .knobs import SCHEDULE_KNOBS, format_overrides
+from .numerics import compare
 from .schedule import describe_kernels
 from .timing import MIN_WORKING_SET, calls_per_replay, time_call
 from .tuning import gpu_names, key
 
-__all__ = ["FLAT_CANDIDATES", "ROW_CANDIDATES", "MARGIN", "Job", "tune", "plan", "candidates", "torch_stage",
-           "compile_torch_stage", "compile_candidate", "light", "distinct", "measure", "pick", "gpu_timer"]
+__all__ = ["FLAT_CANDIDATES", "ROW_CANDIDATES", "WGMMA_CANDIDATES", "MARGIN", "Job", "tune", "plan", "candidates", "torch_stage",
+           "compile_torch_stage", "compile_candidate", "light", "distinct", "measure", "pick", "gpu_timer", "mismatch"]
 
 # The candidates, by the kind of kernel the heuristic made (the knobs that matter to it). A
 # candidate whose knobs are the compile's own defaults is the heuristic and is not tried; one that
@@ -56,6 +57,10 @@ ROW_CANDIDATES = ([{"row_registers": r, "row_prefetch": p} for r in (32, 16) for
                   + READ_ONLY_CANDIDATES
                   + [{"l2_evict_last": True, **({"vectors": v} if v else {})} for v in (0, 2, 8)]
                   + [{"vectors": 8, "row_stash": True, **({"l2_evict_last": True} if l2 else {})} for l2 in (False, True)])
+# A matmul on the tensor cores (`wgmma`): narrower tiles (more blocks: a short grid fills the SMs),
+# more stages (copies further ahead), and 128x128 tiles with 3 stages (97 KB: two blocks an SM, one's
+# epilogue beside the other's loop). Not the persistent grids (`mma_persistent`): not yet run on a GPU.
+WGMMA_CANDIDATES = [{"mma_tile_n": n, "mma_stages": s} for n, s in ((128, 3), (128, 4), (128, 6), (64, 6), (256, 3))]
 MARGIN = 0.02  # a candidate must beat the heuristic by this fraction to be kept
 
 
@@ -76,7 +81,7 @@ def tune(spec, options, table: dict, *, timer=None, repeat: int = 50, log=print)
     names = [name for name, _ in spec.parameters]
     base = compile_torch_stage(text, names, options)
     gpu = gpu_names(options.arch)[0]
-    timer = timer or gpu_timer(spec, repeat)
+    timer = timer or gpu_timer(spec, repeat, log=log)
     new, measured = {}, 0
     for job in plan(base, table, gpu, log=log):
         compiled = [(knobs, compile_candidate(text, names, options, job.group, knobs)) for knobs in job.candidates]
@@ -104,7 +109,7 @@ def plan(base, table: dict, gpu: str, *, log=print) -> list[Job]:
 
 def candidates(heuristic: dict, options) -> list[dict]:
     """The knob settings worth compiling for a kernel the heuristic scheduled as `heuristic`."""
-    listed = FLAT_CANDIDATES if heuristic.get("schedule") == "flat" else ROW_CANDIDATES
+    listed = {"flat": FLAT_CANDIDATES, "wgmma": WGMMA_CANDIDATES}.get(heuristic.get("schedule"), ROW_CANDIDATES)
     return [knobs for knobs in listed if all(k in SCHEDULE_KNOBS for k in knobs)
             and not all(getattr(options, k, None) == v for k, v in knobs.items())]
 
@@ -205,8 +210,10 @@ def _schedule_key(schedule: dict) -> str:
     return json.dumps({k: v for k, v in schedule.items() if k not in drop}, sort_keys=True)
 
 
-def gpu_timer(spec, repeat: int):
-    """Time the whole model's GPU work for one compile (µs), as `fusec bench` does."""
+def gpu_timer(spec, repeat: int, *, log=print):
+    """Time the whole model's GPU work for one compile (µs), as `fusec bench` does. A candidate
+    whose outputs differ from the heuristic's (the first compile timed for its group) beyond
+    `fusec run`'s tolerance is rejected (None), never timed: a fast wrong kernel is no schedule."""
     if not torch.cuda.is_available():
         raise FusecError("fusec tune measures on a CUDA GPU, and none is available")
     inputs = tuple(t.cuda() for t in spec.example_inputs)
@@ -214,8 +221,31 @@ def gpu_timer(spec, repeat: int):
     # L2), so that the replay's own cost on the GPU, about 2 us, does not count as the kernels'.
     small = sum(t.nbytes for t in inputs) + sum(t.nbytes for _, t in spec.parameters) < MIN_WORKING_SET
     calls = calls_per_replay(small)
+    reference = {}  # group -> the heuristic's outputs
 
-    def time_it(comp, gid, knobs) -> float:
-        return time_call(CompiledModel(comp, spec.parameters), inputs, repeat, calls)
+    def time_it(comp, gid, knobs) -> float | None:
+        model = CompiledModel(comp, spec.parameters)
+        outputs = _tensors(model(*inputs))
+        if gid not in reference:
+            reference[gid] = [t.clone() for t in outputs]
+        else:
+            problem = mismatch(outputs, reference[gid])
+            if problem:
+                log(f"group {gid}: {json.dumps(knobs)}: rejected, its outputs differ from the heuristic's ({problem})")
+                return None
+        return time_call(model, inputs, repeat, calls)
 
     return time_it
+
+
+def _tensors(result) -> list:
+    return list(result) if isinstance(result, (tuple, list)) else [result]
+
+
+def mismatch(outputs, reference) -> str:
+    """How `outputs` differ from `reference` beyond `fusec run`'s tolerance ('' when they do not)."""
+    for i, (out, ref) in enumerate(zip(outputs, reference)):
+        err, scale, tol = compare(out, ref)
+        if not err <= tol:
+            return f"output {i}: max abs error {err:.3g}, max |ref| {scale:.3g}"
+    return ""

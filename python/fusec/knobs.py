@@ -182,6 +182,15 @@ KNOBS: tuple[Knob, ...] = (
          "Hopper's tensor cores (the `wgmma` schedule: cp.async into swizzled shared memory, wgmma.mma_async), "
          "its pointwise consumers fused as its epilogue; off, or another arch: the generic loop lowering", FORM,
          cli=True),
+    Knob("mma_tile_n", 0, Range(0, 256, 64, note=" (0: the heuristic)"), "the `wgmma` schedule: columns of C a "
+         "block computes (its tile is 128 rows by this many); the heuristic takes 256 where that still gives the "
+         "GPU two waves of blocks, else 128", LOWER, schedule=True),
+    Knob("mma_stages", 0, Range(0, 8, note=" (0: the heuristic, 4; at least 3)"), "the `wgmma` schedule: tiles "
+         "of A and B a block keeps in shared memory, two fewer than this many trips of K ahead of the tensor "
+         "cores (3 stages of a 128x128 tile leave room for two blocks an SM)", LOWER, schedule=True),
+    Knob("mma_persistent", 0, Range(0, 4, note=" (0: a block per tile)"), "the `wgmma` schedule: a grid of this "
+         "many blocks a multiprocessor, each taking tile after tile, the next tile's first copies in flight "
+         "during a tile's epilogue (experimental: not yet run on a GPU)", LOWER, schedule=True),
     Knob("schedule", "", Text(), "per-kernel knob overrides, GROUP.KNOB=VALUE separated by commas: "
          "0.row_prefetch=0,1.threads_per_block=512 (what --schedule FILE becomes)", LOWER),
     Knob("tuning", True, Flag(), "without a schedule: use tuned schedules from the tuning tables (fusec.tuning)",

@@ -31,9 +31,12 @@ __all__ = ["default_knobs", "overrides_from_document", "load_schedule_file", "la
 
 
 
-def default_knobs(options) -> dict:
-    """The knobs every kernel gets from `options` unless its group is overridden."""
-    return {name: getattr(options, name) for name in SCHEDULE_KNOBS}
+def default_knobs(options, schedule: str | None = None) -> dict:
+    """The knobs every kernel gets from `options` unless its group is overridden; of a kernel whose
+    schedule is `schedule`, the ones that schedule reads (the tensor cores' `mma_` knobs for `wgmma`,
+    the others for the rest)."""
+    return {name: getattr(options, name) for name in SCHEDULE_KNOBS
+            if schedule is None or name.startswith("mma_") == (schedule == "wgmma")}
 
 
 def overrides_from_document(doc, source: str) -> str:
@@ -94,7 +97,6 @@ def describe_kernels(chosen: list[dict], manifest: dict, options, tuned: dict | 
     launches = [s for s in manifest["steps"] if s["op"] == "launch"]
     if len(chosen) != len(launches):
         raise FusecError(f"internal error: {len(chosen)} kernels at the tiled stage, {len(launches)} launches")
-    defaults = default_knobs(options)
     overrides = parse_overrides(options.schedule)
     kernels = []
     for step, fields in zip(launches, chosen):
@@ -102,7 +104,7 @@ def describe_kernels(chosen: list[dict], manifest: dict, options, tuned: dict | 
         entry = {"kernel": step["kernel"], **({"group": fields.pop("group")} if "group" in fields else {}),
                  "grid": step["grid"], "block": step["block"], **fields}
         if "group" in entry:
-            entry["knobs"] = {**defaults, **overrides.get(entry["group"], {})}
+            entry["knobs"] = {**default_knobs(options, entry.get("schedule")), **overrides.get(entry["group"], {})}
             if tuned and entry["group"] in tuned:
                 entry["tuned"] = tuned[entry["group"]]
         order = ["kernel", "group", "schedule", "grid", "block"]

@@ -17,6 +17,10 @@
 # CHECK: gelu(a @ b.T + bias) 300x1002x200 bf16: wgmma 128x128x64 ok
 # CHECK: 130x66x72 fp16: wgmma 128x128x64 ok
 # CHECK: decode 1x4096x4096 bf16: wgmma 128x128x64 ok
+# CHECK: persistent gelu(a @ b.T + bias) 2000x3000x1000: wgmma 128x256x64 4 stages, 132 blocks ok
+# CHECK: persistent 2 an SM gelu(a @ b.T + bias) 2000x3000x1000: wgmma 128x128x64 3 stages, 264 blocks ok
+# CHECK: persistent 300x1002x200: wgmma 128x64x64 6 stages, 48 blocks ok
+# CHECK: persistent 4096x4096x64: wgmma 128x256x64 4 stages, 132 blocks ok
 # CHECK-NOT: WRONG
 import torch
 
@@ -25,14 +29,18 @@ import fusec
 torch.manual_seed(0)
 
 
-def check(name, fn, *args):
-    compiled = fusec.compile(fn, args)
+def check(name, fn, *args, knobs=""):
+    """`knobs`: the matmul kernel's (group 0's) schedule knobs, KNOB=VALUE,..."""
+    schedule = ",".join(f"0.{kv}" for kv in knobs.split(",")) if knobs else ""
+    compiled = fusec.compile(fn, args, schedule=schedule)
     assert compiled.compilation.options.arch == "sm_90a", compiled.compilation.options.arch
     got = compiled(*args)
     want = fn(*(a.float() for a in args))
     err = ((got.float() - want).abs().max() / want.abs().max()).item()
     schedule = compiled.compilation.schedules[0]
     what = f"wgmma {schedule['tile']}" if schedule["schedule"] == "wgmma" else schedule["schedule"]
+    if "blocks" in schedule:
+        what += f" {schedule['stages']} stages, {schedule['blocks']} blocks"
     print(f"{name}: {what} {'ok' if err < 1e-2 else 'WRONG'} ({err:.1e})", flush=True)
 
 
@@ -64,3 +72,14 @@ check("gelu(a @ b.T + bias) 300x1002x200 bf16", gelu_bias, torch.randn(300, 200,
 check("130x66x72 fp16", mm_t, torch.randn(130, 72, device="cuda", dtype=torch.float16),
       torch.randn(66, 72, device="cuda", dtype=torch.float16))
 check("decode 1x4096x4096 bf16", mm_t, torch.randn(1, 4096, **bf), torch.randn(4096, 4096, **bf) / 64)
+
+# The tuner's knobs: a persistent grid (a block takes tile after tile, the next tile's copies in flight
+# during the epilogue; blocks with fewer tiles than others), two blocks an SM, fewer stages than trips.
+a, b, bias = torch.randn(2000, 1000, **bf), torch.randn(3000, 1000, **bf) / 32, torch.randn(3000, **bf)
+check("persistent gelu(a @ b.T + bias) 2000x3000x1000", gelu_bias, a, b, bias, knobs="mma_persistent=1")
+check("persistent 2 an SM gelu(a @ b.T + bias) 2000x3000x1000", gelu_bias, a, b, bias,
+      knobs="mma_tile_n=128,mma_stages=3,mma_persistent=2")
+check("persistent 300x1002x200", gelu_bias, torch.randn(300, 200, **bf), torch.randn(1002, 200, **bf),
+      torch.randn(1002, **bf), knobs="mma_tile_n=64,mma_stages=6,mma_persistent=1")
+check("persistent 4096x4096x64", mm_t, torch.randn(4096, 64, **bf), torch.randn(4096, 64, **bf),
+      knobs="mma_tile_n=256,mma_stages=4,mma_persistent=1")

@@ -18,7 +18,8 @@ def knobs(**changes):
     values = dict(threads_per_block=256, row_registers=32, row_cluster=0, row_persistent=False, persistent_prefetch=False, row_prefetch=True, row_unroll=4,
                   vectors=0, invariant_loops=True,
                   read_only_cache="off", l2_evict_last=False, row_stash=False, one_barrier_rows=64,
-                  one_round_variance=True, row_windows=True, rows_per_block=0, online_softmax=True)
+                  one_round_variance=True, row_windows=True, rows_per_block=0, online_softmax=True,
+                  mma_tile_n=0, mma_stages=0, mma_persistent=0)
     return Knobs(**{**values, **changes})
 
 

@@ -34,12 +34,13 @@ from torch_mlir.dialects import arith, gpu, llvm, memref, nvgpu, nvvm, scf, vect
 from .indexing import const
 from .kernel import Kernel
 
-__all__ = ["TILE_K", "GROUP_M", "shared_bytes", "build"]
+__all__ = ["TILE_K", "GROUP_M", "SMS", "shared_bytes", "build"]
 
 TILE_K = 64  # elements of K a trip: one 128-byte swizzled row of a 16-bit tile
 _ROW_BYTES = 128
 _SWIZZLE_ALIGN = 1024  # the 128-byte swizzle repeats every 8 rows: a tile starts 1024-byte aligned
 _WARPGROUP = 128
+SMS = 132  # an H100's or H200's multiprocessors (a persistent grid's blocks: `persistent` a multiprocessor)
 GROUP_M = 8  # row tiles a group of consecutive blocks walks (`_tile_of`)
 
 
@@ -72,15 +73,15 @@ def build(plan, group):
     one = const(1)
     smem_bytes = shared_bytes(plan.tile_m, plan.tile_n, plan.stages)
     tiles = -(-plan.m // plan.tile_m) * -(-plan.n // plan.tile_n)
-    launch = gpu.LaunchOp((const(tiles), one, one), (const(threads), one, one),
+    blocks = min(tiles, plan.persistent * SMS) if plan.persistent else tiles
+    launch = gpu.LaunchOp((const(blocks), one, one), (const(threads), one, one),
                           dynamic_shared_memory_size=arith.ConstantOp(ir.IntegerType.get_signless(32), smem_bytes).result)
     body = launch.body.blocks[0] if len(launch.body.blocks) else launch.body.blocks.append(*([index] * 12))
     with ir.InsertionPoint(body):
-        block_m, block_n = _tile_of(plan, body.arguments[0])
-        _body(plan, block_n, block_m, body.arguments[3], threads)
+        _body(plan, body.arguments[0], blocks, tiles, body.arguments[3], threads)
         gpu.TerminatorOp()
     return launch, {"tile": f"{plan.tile_m}x{plan.tile_n}x{TILE_K}", "stages": plan.stages, "threads": threads,
-                    "shared_bytes": smem_bytes}
+                    "shared_bytes": smem_bytes, **({"blocks": blocks} if plan.persistent else {})}
 
 
 def _clamped(position, extent: int, count):
@@ -102,7 +103,11 @@ def _tile_of(plan, block):
             arith.DivUIOp(within, size_m).result)
 
 
-def _body(plan, block_n, block_m, tid, threads):
+def _body(plan, block, blocks: int, tile_count: int, tid, threads):
+    """Block `block` of `blocks` computes tiles block, block + blocks, ... of the `tile_count` (one, where
+    there are as many blocks as tiles). Its trips over K, tile after tile, are one stream of
+    `items`: the copies `stages - 2` items ahead run into the next tile's first trips while this
+    tile's last ones and its epilogue run."""
     a, b = plan.a, plan.b
     i64 = ir.IntegerType.get_signless(64)
     element = ir.MemRefType(a.type).element_type
@@ -111,6 +116,21 @@ def _body(plan, block_n, block_m, tid, threads):
     a_bytes, b_bytes = tile_m * _ROW_BYTES, tile_n * _ROW_BYTES
     stage_bytes = a_bytes + b_bytes
     trips = -(-plan.k // TILE_K)
+    single = blocks == tile_count  # a block a tile: its stream is that tile's trips
+    mine = const(1) if single else \
+        arith.DivUIOp(arith.SubIOp(const(tile_count + blocks - 1), block).result, const(blocks)).result
+    items = const(trips) if single else arith.MulIOp(mine, const(trips)).result
+    if single:
+        block_m, block_n = _tile_of(plan, block)
+
+    def item(i):
+        """(first row of C, first column of C, trip over K) of item `i` of this block's stream."""
+        if single:
+            return row0_m, row0_n, i
+        tile = arith.AddIOp(block, arith.MulIOp(arith.DivUIOp(i, const(trips)).result, const(blocks)).result).result
+        tile_row, tile_column = _tile_of(plan, tile)
+        return (arith.MulIOp(tile_row, const(tile_m)).result, arith.MulIOp(tile_column, const(tile_n)).result,
+                arith.RemUIOp(i, const(trips)).result)
 
     # Dynamic shared memory, its start aligned to 1024 bytes, viewed as one array of elements.
     workgroup = _attr("#gpu.address_space<workgroup>")
@@ -122,19 +142,23 @@ def _body(plan, block_n, block_m, tid, threads):
     tiles = memref.ViewOp(ir.MemRefType.get([stages * stage_bytes // half_bytes], element, memory_space=workgroup),
                           raw, pad, []).result
     shared_start = arith.IndexCastOp(i64, arith.AddIOp(start, pad).result).result
-    row0_m = arith.MulIOp(block_m, const(tile_m)).result
-    row0_n = arith.MulIOp(block_n, const(tile_n)).result
+    if single:
+        row0_m = arith.MulIOp(block_m, const(tile_m)).result
+        row0_n = arith.MulIOp(block_n, const(tile_n)).result
 
-    def copy_tiles(trip, stage, elements):
-        """This thread's 16-byte copies of trip `trip`'s tiles into `stage` (index values); `elements`:
-        8, or a value that is 0 where the copies only fill zeros (past the last trip). Rows past M or
-        N and chunks past K are filled with zeros too (a copy of 0 elements from a clamped address)."""
+    def copy_tiles(i, stage, elements):
+        """This thread's 16-byte copies of item `i`'s tiles into `stage` (index values); `elements`:
+        8, or a value that is 0 where the copies only fill zeros (past this block's last item: every
+        item commits a group, the waits count groups; a copy of 0 bytes still writes its 16 zeros, so
+        it goes to the stage its own item would fill, free by then). Rows past M or N and chunks past
+        K are filled with zeros too (a copy of 0 elements from a clamped address)."""
+        first_m, first_n, trip = item(i)
         k0 = arith.MulIOp(trip, const(TILE_K)).result
         stage_at = arith.MulIOp(stage, const(stage_bytes // half_bytes)).result
         tokens = []
-        for src, first_row, rows, offset, extent in ((a, row0_m, tile_m, 0, plan.m), (b, row0_n, tile_n, a_bytes, plan.n)):
-            for i in range(rows * (_ROW_BYTES // 16) // threads):
-                chunk_id = arith.AddIOp(tid, const(threads * i)).result
+        for src, first_row, rows, offset, extent in ((a, first_m, tile_m, 0, plan.m), (b, first_n, tile_n, a_bytes, plan.n)):
+            for c in range(rows * (_ROW_BYTES // 16) // threads):
+                chunk_id = arith.AddIOp(tid, const(threads * c)).result
                 row = arith.DivUIOp(chunk_id, const(8)).result
                 chunk = arith.RemUIOp(chunk_id, const(8)).result
                 swizzled = arith.XOrIOp(chunk, arith.RemUIOp(row, const(8)).result).result
@@ -152,49 +176,62 @@ def _body(plan, block_n, block_m, tid, threads):
                                                       8, srcElements=count, bypassL1=True).result)
         return nvgpu.DeviceAsyncCreateGroupOp(tokens).result
 
-    # Prologue: trips 0 .. stages - 3 in flight (a group each, empty where K has fewer trips).
+    def ahead(i):
+        """Item `i`'s copies, or zero-byte ones from the last item's place past the stream's end."""
+        valid = arith.CmpIOp(arith.CmpIPredicate.ult, i, items).result
+        return copy_tiles(arith.MinUIOp(i, arith.SubIOp(items, const(1)).result).result,
+                          arith.RemUIOp(i, const(stages)).result, arith.SelectOp(valid, const(8), const(0)).result)
+
+    # Prologue: items 0 .. stages - 3 in flight (a group each; a block has at least one tile, `trips` items).
     token = None
     for s in range(stages - 2):
-        count = const(8 if s < trips else 0)
-        token = copy_tiles(const(min(s, trips - 1)), const(s), count)
+        token = copy_tiles(const(s), const(s), const(8)) if s < trips else ahead(const(s))
 
     accumulator_type = ir.Type.parse("!llvm.struct<(" + ", ".join(["f32"] * (tile_n // 2)) + ")>")
     zero = llvm.ZeroOp(accumulator_type).result
-    loop = scf.ForOp(const(0), const(trips), const(1), [zero])
-    with ir.InsertionPoint(loop.body):
-        trip = loop.induction_variable
-        nvgpu.DeviceAsyncWaitOp(token, numGroups=stages - 3)
-        nvvm.FenceProxyOp(_attr("#nvvm.proxy_kind<async.shared>"), space=_attr("#nvvm.shared_space<cta>"))
-        nvvm.BarrierOp()
-        # Refill the stage trip - 2 used; past the last trip a copy of zero bytes, so that every trip
-        # commits one group (the wait above counts groups).
-        ahead = arith.AddIOp(trip, const(stages - 2)).result
-        valid = arith.CmpIOp(arith.CmpIPredicate.ult, ahead, const(trips)).result
-        copy_tiles(arith.MinUIOp(ahead, const(trips - 1)).result, arith.RemUIOp(ahead, const(stages)).result,
-                   arith.SelectOp(valid, const(8), const(0)).result)
-        stage = arith.RemUIOp(trip, const(stages)).result
-        a_at = arith.AddIOp(shared_start, arith.IndexCastOp(i64, arith.MulIOp(stage, const(stage_bytes)).result).result).result
-        b_at = arith.AddIOp(a_at, _i64(a_bytes)).result
-        warpgroup = arith.IndexCastOp(i64, arith.DivUIOp(tid, const(_WARPGROUP)).result).result
-        a_at = arith.AddIOp(a_at, arith.MulIOp(warpgroup, _i64(64 * _ROW_BYTES)).result).result
-        kinds = {"bf16": "bf16", "f16": "f16"}
-        operand = _attr(f"#nvvm.wgmma_type<{kinds[str(element)]}>")
-        nvvm.WgmmaFenceAlignedOp()
-        acc = loop.inner_iter_args[0]
-        for step in range(TILE_K // 16):  # 16 elements of K a wgmma: 32 bytes along the swizzled row
-            acc = nvvm.WgmmaMmaAsyncOp(
-                accumulator_type, acc, _descriptor(arith.AddIOp(a_at, _i64(32 * step)).result),
-                _descriptor(arith.AddIOp(b_at, _i64(32 * step)).result),
-                shape=_attr(f"#nvvm.shape<m = 64, n = {tile_n}, k = 16>"), typeA=operand, typeB=operand,
-                typeD=_attr("#nvvm.wgmma_type<f32>"), scaleD=_attr("#nvvm.wgmma_scale_out<one>"),
-                scaleA=_attr("#nvvm.wgmma_scale_in<one>"), scaleB=_attr("#nvvm.wgmma_scale_in<one>"),
-                layoutA=_attr("#nvvm.mma_layout<row>"), layoutB=_attr("#nvvm.mma_layout<col>")).result
-        nvvm.WgmmaGroupSyncAlignedOp()
-        nvvm.WgmmaWaitGroupSyncOp(1)
-        scf.YieldOp([acc])
-    nvvm.WgmmaWaitGroupSyncOp(0)
-    nvgpu.DeviceAsyncWaitOp(token, numGroups=0)  # the zero-byte copies past the last trip, done
-    _store(plan, loop.results[0], row0_m, row0_n, tid)
+    # A loop over this block's tiles, and in it the loop over a tile's trips, as with one tile a
+    # block: the accumulators are that loop's own registers, read only after it (and its last
+    # wgmma group) is done. Merging them with fresh zeros in one loop over every item made the
+    # compiler copy registers that the tensor cores were still writing.
+    tile_loop = scf.ForOp(const(0), mine, const(1))
+    with ir.InsertionPoint(tile_loop.body):
+        first = arith.MulIOp(tile_loop.induction_variable, const(trips)).result
+        loop = scf.ForOp(const(0), const(trips), const(1), [zero])
+        with ir.InsertionPoint(loop.body):
+            i = arith.AddIOp(first, loop.induction_variable).result
+            nvgpu.DeviceAsyncWaitOp(token, numGroups=stages - 3)
+            nvvm.FenceProxyOp(_attr("#nvvm.proxy_kind<async.shared>"), space=_attr("#nvvm.shared_space<cta>"))
+            nvvm.BarrierOp()
+            # Refill the stage item i - 2 used (its wgmma group is done: every warp passed this barrier).
+            ahead(arith.AddIOp(i, const(stages - 2)).result)
+            stage = arith.RemUIOp(i, const(stages)).result
+            a_at = arith.AddIOp(shared_start, arith.IndexCastOp(i64, arith.MulIOp(stage, const(stage_bytes)).result).result).result
+            b_at = arith.AddIOp(a_at, _i64(a_bytes)).result
+            warpgroup = arith.IndexCastOp(i64, arith.DivUIOp(tid, const(_WARPGROUP)).result).result
+            a_at = arith.AddIOp(a_at, arith.MulIOp(warpgroup, _i64(64 * _ROW_BYTES)).result).result
+            kinds = {"bf16": "bf16", "f16": "f16"}
+            operand = _attr(f"#nvvm.wgmma_type<{kinds[str(element)]}>")
+            nvvm.WgmmaFenceAlignedOp()
+            acc = loop.inner_iter_args[0]
+            for step in range(TILE_K // 16):  # 16 elements of K a wgmma: 32 bytes along the swizzled row
+                acc = nvvm.WgmmaMmaAsyncOp(
+                    accumulator_type, acc, _descriptor(arith.AddIOp(a_at, _i64(32 * step)).result),
+                    _descriptor(arith.AddIOp(b_at, _i64(32 * step)).result),
+                    shape=_attr(f"#nvvm.shape<m = 64, n = {tile_n}, k = 16>"), typeA=operand, typeB=operand,
+                    typeD=_attr("#nvvm.wgmma_type<f32>"), scaleD=_attr("#nvvm.wgmma_scale_out<one>"),
+                    scaleA=_attr("#nvvm.wgmma_scale_in<one>"), scaleB=_attr("#nvvm.wgmma_scale_in<one>"),
+                    layoutA=_attr("#nvvm.mma_layout<row>"), layoutB=_attr("#nvvm.mma_layout<col>")).result
+            nvvm.WgmmaGroupSyncAlignedOp()
+            nvvm.WgmmaWaitGroupSyncOp(1)
+            scf.YieldOp([acc])
+        nvvm.WgmmaWaitGroupSyncOp(0)
+        if single:  # the zero-byte copies past the last trip, done before the epilogue
+            nvgpu.DeviceAsyncWaitOp(token, numGroups=0)
+        tile_m0, tile_n0, _ = item(first)
+        _store(plan, loop.results[0], tile_m0, tile_n0, tid)
+        scf.YieldOp([])
+    if not single:  # the zero-byte copies past the last item, done
+        nvgpu.DeviceAsyncWaitOp(token, numGroups=0)
 
 
 def _store(plan, acc, row0_m, row0_n, tid):

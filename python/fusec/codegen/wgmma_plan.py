@@ -18,14 +18,14 @@ import dataclasses
 from fusec.mlir import ir
 
 from .plan_records import Refusal
-from .wgmma import TILE_K, shared_bytes
+from .wgmma import SMS, TILE_K, shared_bytes
 
 __all__ = ["TENSOR_CORES", "WgmmaPlan", "plan_wgmma", "tensor_core_problem"]
 
 TENSOR_CORES = "fusec.tensor_cores"  # on a linalg.matmul the wgmma schedule will build
 _SHARED_LIMIT = 227 * 1024  # a block's shared memory on sm_90
 _TILE_M = 128  # two warpgroups of 64 rows
-_SMS = 132  # an H100's or H200's multiprocessors (a block of these tiles fills one)
+_STAGES = 4  # tiles of A and B in shared memory: two trips of K in flight
 _MAPS = ["(d0, d1, d2) -> (d0, d2)", "(d0, d1, d2) -> (d1, d2)", "(d0, d1, d2) -> (d0, d1)"]
 
 
@@ -39,10 +39,11 @@ class WgmmaPlan:
     k: int
     tile_m: int = _TILE_M
     tile_n: int = 256
-    stages: int = 4
+    stages: int = _STAGES
     epilogue: tuple = ()  # the pointwise members after the matmul (`kernel.Member`s, sources set)
     outputs: tuple = ()  # (buffer, its writer: a member, or None for the product itself) to store
     product: object = None  # the matmul's member: the epilogue reads it from the accumulators
+    persistent: int = 0  # blocks a multiprocessor, each looping over tiles (0: a block per tile)
     schedule: str = "wgmma"
     read_only_cache: str = "off"
     l2_evict_last: bool = False
@@ -64,7 +65,7 @@ def _tile_n(n: int, m: int) -> int:
     waves; of 128x128, 384); 64 for N <= 64."""
     if n <= 64:
         return 64
-    wide = -(-m // _TILE_M) * -(-n // 256) >= 2 * _SMS and (n % 256 == 0 or n > 2048)
+    wide = -(-m // _TILE_M) * -(-n // 256) >= 2 * SMS and (n % 256 == 0 or n > 2048)
     return 256 if wide else 128
 
 
@@ -120,9 +121,11 @@ def _epilogue_problem(members, product, shape) -> str:
     return ""
 
 
-def plan_wgmma(ops, stages: int = 4) -> WgmmaPlan | Refusal:
+def plan_wgmma(ops, knobs=None) -> WgmmaPlan | Refusal:
     """The plan of the group of `ops` (on buffers: the matmul, the fill of its accumulator, its
-    epilogue and the producers that epilogue computes), or why not."""
+    epilogue and the producers that epilogue computes), or why not; `knobs` (the pass's `Knobs`)
+    may set the tile's columns (`mma_tile_n`) and the stages (`mma_stages`), 0 leaving each to the
+    heuristic."""
     from .facts import epilogue_members  # noqa: PLC0415 (facts imports the passes that import this)
 
     matmuls = [i for i, op in enumerate(ops) if op.name == "linalg.matmul"]
@@ -151,8 +154,10 @@ def plan_wgmma(ops, stages: int = 4) -> WgmmaPlan | Refusal:
     problem = _epilogue_problem(others, product, (m, n))
     if problem or any(tuple(ir.MemRefType(buf.type).shape) != (m, n) for buf, _ in outputs):
         return Refusal(f"wgmma: {problem or 'an output of another shape than the product'}")
-    tile_n = _tile_n(n, m)
-    if shared_bytes(_TILE_M, tile_n, stages) > _SHARED_LIMIT:
-        return Refusal("wgmma: the stages do not fit in shared memory")
+    tile_n = getattr(knobs, "mma_tile_n", 0) or _tile_n(n, m)
+    stages = max(3, getattr(knobs, "mma_stages", 0) or _STAGES)
+    while shared_bytes(_TILE_M, tile_n, stages) > _SHARED_LIMIT and stages > 3:
+        stages -= 1  # as many as fit (a block's 227 KB: 4 of 128x256)
     return WgmmaPlan(a, b, c, m, n, k, _TILE_M, tile_n, stages, tuple(others),
-                     tuple((buf, None if writer is product else writer) for buf, writer in outputs), product)
+                     tuple((buf, None if writer is product else writer) for buf, writer in outputs), product,
+                     getattr(knobs, "mma_persistent", 0))
