@@ -3,7 +3,9 @@
 # many (the pipeline's prologue, its refills past the last trip), fp16 and bf16, nn.Linear's [N, K]
 # weight; sizes that are not tile multiples (the tiles past M, N and K read zeros, store nothing:
 # an M of 300 and of 1, an N of 1002 and 66, a K of 200 and 72) with a bias + GELU epilogue; and one
-# matmul the schedule leaves to the loop lowering (B read along N). A product is
+# matmul the schedule leaves to the loop lowering (B read along N); and the knobs: persistent grids
+# (blocks taking several tiles, a tile's copies running into the next's, tails, K of 2 trips with
+# 4 in flight), 3 and 6 stages, 64-wide tiles. A product is
 # compared in float32 with eager's float32 product of the same operands (same rounding of inputs).
 # REQUIRES: cuda
 # RUN: %python %s | FileCheck %s
@@ -19,7 +21,7 @@
 # CHECK: decode 1x4096x4096 bf16: wgmma 128x128x64 ok
 # CHECK: persistent gelu(a @ b.T + bias) 2000x3000x1000: wgmma 128x256x64 4 stages, 132 blocks ok
 # CHECK: persistent 2 an SM gelu(a @ b.T + bias) 2000x3000x1000: wgmma 128x128x64 3 stages, 264 blocks ok
-# CHECK: persistent 300x1002x200: wgmma 128x64x64 6 stages, 48 blocks ok
+# CHECK: persistent 4100x1000x72: wgmma 128x64x64 6 stages, 132 blocks ok
 # CHECK: persistent 4096x4096x64: wgmma 128x256x64 4 stages, 132 blocks ok
 # CHECK-NOT: WRONG
 import torch
@@ -79,7 +81,7 @@ a, b, bias = torch.randn(2000, 1000, **bf), torch.randn(3000, 1000, **bf) / 32, 
 check("persistent gelu(a @ b.T + bias) 2000x3000x1000", gelu_bias, a, b, bias, knobs="mma_persistent=1")
 check("persistent 2 an SM gelu(a @ b.T + bias) 2000x3000x1000", gelu_bias, a, b, bias,
       knobs="mma_tile_n=128,mma_stages=3,mma_persistent=2")
-check("persistent 300x1002x200", gelu_bias, torch.randn(300, 200, **bf), torch.randn(1002, 200, **bf),
-      torch.randn(1002, **bf), knobs="mma_tile_n=64,mma_stages=6,mma_persistent=1")
+check("persistent 4100x1000x72", gelu_bias, torch.randn(4100, 72, **bf), torch.randn(1000, 72, **bf),
+      torch.randn(1000, **bf), knobs="mma_tile_n=64,mma_stages=6,mma_persistent=1")  # 2 trips, 4 ahead
 check("persistent 4096x4096x64", mm_t, torch.randn(4096, 64, **bf), torch.randn(4096, 64, **bf),
       knobs="mma_tile_n=256,mma_stages=4,mma_persistent=1")
