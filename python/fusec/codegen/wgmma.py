@@ -73,6 +73,8 @@ def build(plan, group):
     one = const(1)
     smem_bytes = shared_bytes(plan.tile_m, plan.tile_n, plan.stages)
     tiles = -(-plan.m // plan.tile_m) * -(-plan.n // plan.tile_n)
+    # A persistent grid's blocks stride over the tiles by their own count: the runtime must launch
+    # exactly this grid (no `persistent_clusters` mark, which would let it launch fewer).
     blocks = min(tiles, plan.persistent * SMS) if plan.persistent else tiles
     launch = gpu.LaunchOp((const(blocks), one, one), (const(threads), one, one),
                           dynamic_shared_memory_size=arith.ConstantOp(ir.IntegerType.get_signless(32), smem_bytes).result)

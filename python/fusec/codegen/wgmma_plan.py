@@ -24,6 +24,7 @@ __all__ = ["TENSOR_CORES", "WgmmaPlan", "plan_wgmma", "tensor_core_problem"]
 
 TENSOR_CORES = "fusec.tensor_cores"  # on a linalg.matmul the wgmma schedule will build
 _SHARED_LIMIT = 227 * 1024  # a block's shared memory on sm_90
+_SM_SHARED = 228 * 1024  # an SM's (each block also takes 1 KB): how many blocks of a persistent grid fit
 _TILE_M = 128  # two warpgroups of 64 rows
 _STAGES = 4  # tiles of A and B in shared memory: two trips of K in flight
 _MAPS = ["(d0, d1, d2) -> (d0, d2)", "(d0, d1, d2) -> (d1, d2)", "(d0, d1, d2) -> (d0, d1)"]
@@ -160,4 +161,4 @@ def plan_wgmma(ops, knobs=None) -> WgmmaPlan | Refusal:
         stages -= 1  # as many as fit (a block's 227 KB: 4 of 128x256)
     return WgmmaPlan(a, b, c, m, n, k, _TILE_M, tile_n, stages, tuple(others),
                      tuple((buf, None if writer is product else writer) for buf, writer in outputs), product,
-                     getattr(knobs, "mma_persistent", 0))
+                     min(getattr(knobs, "mma_persistent", 0), _SM_SHARED // (shared_bytes(_TILE_M, tile_n, stages) + 1024)))
