@@ -178,7 +178,8 @@ KNOBS: tuple[Knob, ...] = (
     Knob("online_softmax", True, Flag(), "a read-only row's max and sum of exp(x - max) (logsumexp, "
          "cross-entropy) in one pass: a row_loop kernel streams the row once, merging running (max, sum) pairs "
          "(`online_softmax`); off: the row schedules' two rounds", LOWER, cli=True),
-    Knob("wgmma", True, Flag(), "--arch sm_90a: a bf16/fp16 matmul A @ B^T (K a multiple of 8, N even) runs on "
+    Knob("wgmma", True, Flag(), "--arch sm_90a: a bf16/fp16 matmul A @ B^T or A @ B (B copied to [N, K] first; K "
+         "a multiple of 8, N even) runs on "
          "Hopper's tensor cores (the `wgmma` schedule: cp.async into swizzled shared memory, wgmma.mma_async), "
          "its pointwise consumers fused as its epilogue; off, or another arch: the generic loop lowering", FORM,
          cli=True),

@@ -76,7 +76,9 @@ def _fuse(o: CompileOptions) -> list[str]:
              f"fusec-blockwise-sums{{block=4096 few-outputs={o.split_sums} final-block=65536 "
              f"online-sums={int(o.online_softmax)}}}"] \
         if o.target == "cuda" and o.split_sums else []
-    return ["fusec-narrow-f64", "fusec-contraction-operands", "fusec-pooling-to-generic", "fusec-max-index-nans", "fusec-extracts-through-pads", "fusec-unroll-window-reductions",
+    # The tensor cores' kernel reads B along K: a 16-bit B [K, N] is copied to [N, K] for it.
+    tensor_cores = ["fusec-transpose-tensor-core-operands"] if _wgmma(o) else []
+    return ["fusec-narrow-f64", "fusec-contraction-operands", *tensor_cores, "fusec-pooling-to-generic", "fusec-max-index-nans", "fusec-extracts-through-pads", "fusec-unroll-window-reductions",
             "fusec-reshape-pointwise-loops", "fusec-inline-broadcast-producers",
             "fusec-reshapes-before-pointwise", "fusec-bound-gather-indices",
             "fusec-gathers-through-pointwise", "fusec-concat-to-generic", "fusec-fold-layout-ops", "fusec-extracts-to-index-maps",
@@ -85,7 +87,12 @@ def _fuse(o: CompileOptions) -> list[str]:
             "fusec-fold-unit-reshapes", "fusec-inline-iotas", *split,
             "canonicalize", "cse",
             "fusec-hoist-parallel-dims", "fusec-clone-cheap-producers", "fusec-classify-ops",
-            pass_options(dataclasses.replace(o, wgmma=o.wgmma and o.target == "cuda" and has_wgmma(o.arch)), FORM)]
+            pass_options(dataclasses.replace(o, wgmma=_wgmma(o)), FORM)]
+
+
+def _wgmma(o: CompileOptions) -> bool:
+    """Whether the tensor cores' kernel (the `wgmma` schedule) builds the matmuls it can."""
+    return o.wgmma and o.target == "cuda" and has_wgmma(o.arch)
 
 
 def _bufferize_and_map(o: CompileOptions) -> list[str]:

@@ -1,7 +1,7 @@
 """Matmuls the `wgmma` schedule takes on sm_90a: nn.Linear in bf16 (its [N, K] weight read as it
 lies; 256x384: 128x128 tiles), `a @ b.T` in fp16 (8192x2048: 512 tiles of 128x256), each with its
-epilogue; and one it leaves to the generic loop lowering, `x @ w` (w [K, N] is read along N, which
-the schedule does not build yet)."""
+epilogue; and `x @ w` (w [K, N], read along N), which it builds from a copy of w transposed to
+[N, K] (--fusec-transpose-tensor-core-operands)."""
 import torch
 
 torch.manual_seed(0)
