@@ -23,20 +23,14 @@ After:
 
 from __future__ import annotations
 
-from fusec.codegen.wgmma_plan import tensor_core_problem
+from fusec.codegen.wgmma_plan import matmul_maps, tensor_core_problem
 from fusec.mlir import ir
 from torch_mlir.dialects import linalg, tensor
 
 FLAG = "fusec-transpose-tensor-core-operands"
 SUMMARY = "Copy a 16-bit matmul's B read along N ([K, N]) to [N, K], for the tensor cores' kernel"
 
-_ALONG_N = ["(d0, d1, d2) -> (d0, d2)", "(d0, d1, d2) -> (d2, d1)", "(d0, d1, d2) -> (d0, d1)"]
-
-
-def _maps(op) -> list[str]:
-    if "indexing_maps" not in op.attributes:  # linalg.matmul's default maps: B [K, N]
-        return list(_ALONG_N)
-    return [str(ir.AffineMapAttr(m).value) for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+_ALONG_N = ["(d0, d1, d2) -> (d0, d2)", "(d0, d1, d2) -> (d2, d1)", "(d0, d1, d2) -> (d0, d1)"]  # B [K, N]
 
 
 def _transposed(value):
@@ -55,7 +49,7 @@ def _transposed(value):
 
 
 def _rewrite(op) -> bool:
-    if op.name != "linalg.matmul" or _maps(op) != _ALONG_N:
+    if op.name != "linalg.matmul" or matmul_maps(op) != _ALONG_N:
         return False
     view = op.opview
     a, b = view.inputs

@@ -20,7 +20,7 @@ from fusec.mlir import ir
 from .plan_records import Refusal
 from .wgmma import SMS, TILE_K, shared_bytes
 
-__all__ = ["TENSOR_CORES", "WgmmaPlan", "plan_wgmma", "tensor_core_problem"]
+__all__ = ["TENSOR_CORES", "WgmmaPlan", "matmul_maps", "plan_wgmma", "tensor_core_problem"]
 
 TENSOR_CORES = "fusec.tensor_cores"  # on a linalg.matmul the wgmma schedule will build
 _SHARED_LIMIT = 227 * 1024  # a block's shared memory on sm_90
@@ -54,7 +54,8 @@ class WgmmaPlan:
                 **({"epilogue": len(self.epilogue)} if self.epilogue else {})}
 
 
-def _maps(op) -> list[str]:
+def matmul_maps(op) -> list[str]:
+    """A linalg.matmul's indexing maps, as text (its default maps where it has none written)."""
     if "indexing_maps" not in op.attributes:  # linalg.matmul's default maps
         return ["(d0, d1, d2) -> (d0, d2)", "(d0, d1, d2) -> (d2, d1)", "(d0, d1, d2) -> (d0, d1)"]
     return [str(ir.AffineMapAttr(m).value) for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
@@ -77,7 +78,7 @@ def tensor_core_problem(op) -> str:
     a, b, c = (ir.ShapedType(v.type) for v in op.operands[:3])
     if str(a.element_type) not in ("bf16", "f16") or b.element_type != a.element_type or str(c.element_type) != "f32":
         return f"operands {a.element_type} x {b.element_type} -> {c.element_type} (bf16 or f16 into f32 are built)"
-    if _maps(op) != _MAPS:
+    if matmul_maps(op) != _MAPS:
         return "B is not read along K (only A[M, K] @ B[N, K]^T is built)"
     if not (a.has_static_shape and b.has_static_shape):
         return "a dynamic size"
