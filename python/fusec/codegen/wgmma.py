@@ -144,7 +144,7 @@ def _body(plan, block, blocks: int, tile_count: int, tid, threads):
     tiles = memref.ViewOp(ir.MemRefType.get([stages * stage_bytes // half_bytes], element, memory_space=workgroup),
                           raw, pad, []).result
     shared_start = arith.IndexCastOp(i64, arith.AddIOp(start, pad).result).result
-    if single:
+    if single:  # `item`'s tile origin, made here (after the shared memory) as the one-tile kernel always made it
         row0_m = arith.MulIOp(block_m, const(tile_m)).result
         row0_n = arith.MulIOp(block_n, const(tile_n)).result
 
