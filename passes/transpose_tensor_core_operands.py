@@ -23,15 +23,12 @@ After:
 
 from __future__ import annotations
 
-from fusec.codegen.wgmma_plan import matmul_maps, tensor_core_problem
+from fusec.codegen.wgmma_plan import DEFAULT_MATMUL_MAPS, matmul_maps, tensor_core_problem
 from fusec.mlir import ir
 from torch_mlir.dialects import linalg, tensor
 
 FLAG = "fusec-transpose-tensor-core-operands"
 SUMMARY = "Copy a 16-bit matmul's B read along N ([K, N]) to [N, K], for the tensor cores' kernel"
-
-_ALONG_N = ["(d0, d1, d2) -> (d0, d2)", "(d0, d1, d2) -> (d2, d1)", "(d0, d1, d2) -> (d0, d1)"]  # B [K, N]
-
 
 def _transposed(value):
     """A linalg.generic copying the 2-d tensor `value` [K, N] to [N, K], at the insertion point."""
@@ -49,7 +46,7 @@ def _transposed(value):
 
 
 def _rewrite(op) -> bool:
-    if op.name != "linalg.matmul" or matmul_maps(op) != _ALONG_N:
+    if matmul_maps(op) != list(DEFAULT_MATMUL_MAPS):  # B [K, N]
         return False
     view = op.opview
     a, b = view.inputs
@@ -62,8 +59,9 @@ def _rewrite(op) -> bool:
                 for i, j in ((0, 2), (1, 2), (0, 1))]
         result = linalg.matmul(a, bt, outs=[view.outputs[0]], indexing_maps=maps)
     if tensor_core_problem(result.owner):  # not one the kernel builds after all: leave the matmul be
-        result.owner.erase()
-        bt.owner.erase()
+        empty = bt.owner.opview.outputs[0].owner
+        for built in (result.owner, bt.owner, empty):
+            built.erase()
         return False
     op.results[0].replace_all_uses_with(result)
     op.erase()

@@ -20,7 +20,7 @@ from fusec.mlir import ir
 from .plan_records import Refusal
 from .wgmma import SMS, TILE_K, shared_bytes
 
-__all__ = ["TENSOR_CORES", "WgmmaPlan", "matmul_maps", "plan_wgmma", "tensor_core_problem"]
+__all__ = ["DEFAULT_MATMUL_MAPS", "TENSOR_CORES", "WgmmaPlan", "matmul_maps", "plan_wgmma", "tensor_core_problem"]
 
 TENSOR_CORES = "fusec.tensor_cores"  # on a linalg.matmul the wgmma schedule will build
 _SHARED_LIMIT = 227 * 1024  # a block's shared memory on sm_90
@@ -28,6 +28,8 @@ _SM_SHARED = 228 * 1024  # an SM's (each block also takes 1 KB): how many blocks
 _TILE_M = 128  # two warpgroups of 64 rows
 _STAGES = 4  # tiles of A and B in shared memory: two trips of K in flight
 _MAPS = ["(d0, d1, d2) -> (d0, d2)", "(d0, d1, d2) -> (d1, d2)", "(d0, d1, d2) -> (d0, d1)"]
+# linalg.matmul's maps where it has none written: B [K, N], read along N.
+DEFAULT_MATMUL_MAPS = ("(d0, d1, d2) -> (d0, d2)", "(d0, d1, d2) -> (d2, d1)", "(d0, d1, d2) -> (d0, d1)")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,8 +58,8 @@ class WgmmaPlan:
 
 def matmul_maps(op) -> list[str]:
     """A linalg.matmul's indexing maps, as text (its default maps where it has none written)."""
-    if "indexing_maps" not in op.attributes:  # linalg.matmul's default maps
-        return ["(d0, d1, d2) -> (d0, d2)", "(d0, d1, d2) -> (d2, d1)", "(d0, d1, d2) -> (d0, d1)"]
+    if "indexing_maps" not in op.attributes:
+        return list(DEFAULT_MATMUL_MAPS)
     return [str(ir.AffineMapAttr(m).value) for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
 
 
@@ -123,7 +125,7 @@ def _epilogue_problem(members, product, shape) -> str:
     return ""
 
 
-def plan_wgmma(ops, knobs=None) -> WgmmaPlan | Refusal:
+def plan_wgmma(ops, knobs) -> WgmmaPlan | Refusal:
     """The plan of the group of `ops` (on buffers: the matmul, the fill of its accumulator, its
     epilogue and the producers that epilogue computes), or why not; `knobs` (the pass's `Knobs`)
     may set the tile's columns (`mma_tile_n`) and the stages (`mma_stages`), 0 leaving each to the
@@ -156,10 +158,11 @@ def plan_wgmma(ops, knobs=None) -> WgmmaPlan | Refusal:
     problem = _epilogue_problem(others, product, (m, n))
     if problem or any(tuple(ir.MemRefType(buf.type).shape) != (m, n) for buf, _ in outputs):
         return Refusal(f"wgmma: {problem or 'an output of another shape than the product'}")
-    tile_n = getattr(knobs, "mma_tile_n", 0) or _tile_n(n, m)
-    stages = max(3, getattr(knobs, "mma_stages", 0) or _STAGES)
+    tile_n = knobs.mma_tile_n or _tile_n(n, m)
+    stages = max(3, knobs.mma_stages or _STAGES)
     while shared_bytes(_TILE_M, tile_n, stages) > _SHARED_LIMIT and stages > 3:
         stages -= 1  # as many as fit (a block's 227 KB: 4 of 128x256)
+    per_sm = _SM_SHARED // (shared_bytes(_TILE_M, tile_n, stages) + 1024)
     return WgmmaPlan(a, b, c, m, n, k, _TILE_M, tile_n, stages, tuple(others),
                      tuple((buf, None if writer is product else writer) for buf, writer in outputs), product,
-                     min(getattr(knobs, "mma_persistent", 0), _SM_SHARED // (shared_bytes(_TILE_M, tile_n, stages) + 1024)))
+                     min(knobs.mma_persistent, per_sm))
