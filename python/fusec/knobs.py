@@ -183,6 +183,9 @@ KNOBS: tuple[Knob, ...] = (
          "Hopper's tensor cores (the `wgmma` schedule: cp.async into swizzled shared memory, wgmma.mma_async), "
          "its pointwise consumers fused as its epilogue; off, or another arch: the generic loop lowering", FORM,
          cli=True),
+    Knob("library_matmuls", True, Flag(), "a matmul no fusec kernel builds (fp32; any matmul without wgmma) is a "
+         "call the runtime makes to PyTorch's torch.mm/bmm between the kernels (cuBLAS on the GPU: a `matmul` step of "
+         "the launch manifest); off: the generic loop lowering, slow but all in the PTX", "driver", cli=True),
     Knob("mma_tile_n", 0, Range(0, 256, 64, note=" (0: the heuristic)"), "the `wgmma` schedule: columns of C a "
          "block computes (its tile is 128 rows by this many); the heuristic takes 256 where that still gives the "
          "GPU two waves of blocks, else 128", LOWER, schedule=True),

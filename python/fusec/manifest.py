@@ -23,13 +23,14 @@ from .diagnostics import FusecError, aten_name_of_location, location_to_text
 from .mlir import ir
 from .unsupported import model_line
 
-__all__ = ["extract_manifest", "evaluate", "format_size", "FORMAT", "DTYPES"]
+__all__ = ["extract_manifest", "evaluate", "format_size", "describe_library_step", "FORMAT", "DTYPES", "LIBRARY_OPS"]
 
 FORMAT = "fusec-manifest/1"
 # MLIR element type -> torch dtype name
 DTYPES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "f64": "float64",
           "i64": "int64", "i32": "int32", "i16": "int16", "i8": "int8", "i1": "bool"}
 _SCALAR_TYPES = {"index": "i64", "i64": "i64", "i32": "i32", "f32": "f32", "f64": "f64", "i1": "i8"}
+LIBRARY_OPS = ("matmul", "batch_matmul")  # steps the runtime's matmul library performs (torch.mm, torch.bmm)
 _VIEW_OPS = ("memref.expand_shape", "memref.collapse_shape", "memref.cast")
 # host integer ops on sizes -> expression operators (what `evaluate` computes)
 _SIZE_OPS = {"arith.muli": "mul", "arith.addi": "add", "arith.subi": "sub", "arith.ceildivui": "ceildiv",
@@ -62,6 +63,17 @@ def format_size(expr) -> str:
         return f" {_INFIX[expr['op']]} ".join(f"({t})" if isinstance(a, dict) and a["op"] in _INFIX else t
                                               for a, t in zip(expr["args"], args))
     return f"{expr['op']}({', '.join(args)})"
+
+
+def describe_library_step(step: dict) -> str:
+    """A library matmul step as text: `torch.mm: [32, 64] @ [96, 64]^T -> [32, 96]`."""
+    fn = {"matmul": "torch.mm", "batch_matmul": "torch.bmm"}[step["op"]]
+
+    def shape(operand, transposed):
+        return "[" + ", ".join(map(format_size, operand["shape"])) + "]" + ("^T" if transposed else "")
+
+    return (f"{fn}: {shape(step['a'], step['transpose_a'])} @ {shape(step['b'], step['transpose_b'])} "
+            f"-> {shape(step['out'], False)} (PyTorch's library: cuBLAS on the GPU)")
 
 
 def _fold(op: str, args: list):
@@ -147,6 +159,8 @@ def extract_manifest(module, *, target: str = "cuda", artifact_key: str = "ptx",
                 raise FusecError(f"{opname} of an unknown buffer", location=where(op))
             shape, dtype = _memref_info(op.result, where(op), _view_sizes(op, src[2], values, where(op)))
             values[op.result] = ("view", src[1], shape, dtype)
+        elif opname == "func.call" and "fusec.library" in op.attributes:
+            steps.append(_library_step(op, values, where(op)))
         elif opname in ("gpu.launch_func", "func.call"):
             launch = (_launch if opname == "gpu.launch_func" else _call)(op.opview, values, where(op))
             if launch["kernel"] in persistent:
@@ -311,6 +325,21 @@ def _kernel_args(operands, values, where) -> list[dict]:
         else:
             args.append({"kind": "buffer", "name": ref[1]})
     return args
+
+
+def _library_step(call, values, where) -> dict:
+    """A call to the runtime's matmul library (passes/library_matmuls.py): C = A @ B (or batched),
+    each operand a buffer seen in its shape, A or B read transposed where the call says so."""
+    said = ir.DictAttr(call.attributes["fusec.library"])
+    operands = []
+    for v in call.operands:
+        ref = values.get(v)
+        if ref is None or ref[0] == "scalar":
+            raise FusecError("a matmul operand that is not a buffer the host knows", location=where)
+        operands.append({"buffer": ref[1], "shape": ref[2]})
+    a, b, out = operands
+    return {"op": ir.StringAttr(said["op"]).value, "a": a, "b": b, "out": out,
+            "transpose_a": ir.BoolAttr(said["transpose_a"]).value, "transpose_b": ir.BoolAttr(said["transpose_b"]).value}
 
 
 def _call(call, values, where) -> dict:

@@ -95,10 +95,16 @@ def _wgmma(o: CompileOptions) -> bool:
     return o.wgmma and o.target == "cuda" and has_wgmma(o.arch)
 
 
+def _library(o: CompileOptions) -> list[str]:
+    """After bufferization: the matmuls no kernel builds become calls to the runtime's matmul library."""
+    return ["fusec-library-matmuls"] if o.library_matmuls else []
+
+
 def _bufferize_and_map(o: CompileOptions) -> list[str]:
     return [
         "fusec-dissolve-groups",
         "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}",
+        *_library(o),
         pass_options(o, LOWER),
         "fusec-simplify-powers",
         "fusec-one-plus-tanh",
@@ -116,7 +122,7 @@ def _bufferize_and_outline(o: CompileOptions) -> list[str]:
     return [
         "fusec-dissolve-groups", "fusec-blockwise-sums",
         "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}",
-        "fusec-outline-groups-to-functions",
+        *_library(o), "fusec-outline-groups-to-functions",
         "canonicalize",
     ]
 

@@ -20,7 +20,7 @@ import sys
 
 from ..diagnostics import FusecError, run_tool
 from ..driver import compile_mlir_file, compile_spec
-from ..manifest import format_size
+from ..manifest import LIBRARY_OPS, describe_library_step, format_size
 from ..schedule import describe_kernels, format_document
 from ..targets import TARGETS, target_of
 from .args import ArgumentParser, add_compile_options, add_debug_option, compile_options
@@ -201,12 +201,17 @@ def _summary(source: str, comp, ptx_path: str) -> None:
         detail = ", ".join(f"{op} x{n}" if n > 1 else op for op, n in sorted(counts.items()))
         print(f"fusec: {source}: imported {_plural(sum(counts.values()), 'torch op')} ({detail})")
     launches = [s for s in comp.manifest["steps"] if s["op"] == "launch"]
-    print(f"fusec: emitted {_plural(len(comp.kernels), 'kernel')}, {_plural(len(launches), 'launch', 'launches')} "
-          f"-> {ptx_path} (+ {manifest_path(ptx_path)})")
-    for s in launches:
-        grid = ", ".join(map(format_size, s["grid"]))
-        where = "on the cpu" if comp.manifest["target"] == "cpu" else f"grid ({grid}) block {tuple(s['block'])}"
-        print(f"  {s['kernel']:<16} {where}")
+    library = [s for s in comp.manifest["steps"] if s["op"] in LIBRARY_OPS]
+    calls = f", {_plural(len(library), 'library matmul')}" if library else ""
+    print(f"fusec: emitted {_plural(len(comp.kernels), 'kernel')}, {_plural(len(launches), 'launch', 'launches')}"
+          f"{calls} -> {ptx_path} (+ {manifest_path(ptx_path)})")
+    for s in comp.manifest["steps"]:
+        if s["op"] == "launch":
+            grid = ", ".join(map(format_size, s["grid"]))
+            where = "on the cpu" if comp.manifest["target"] == "cpu" else f"grid ({grid}) block {tuple(s['block'])}"
+            print(f"  {s['kernel']:<16} {where}")
+        elif s in library:
+            print(f"  {'matmul':<16} {describe_library_step(s)}")
 
 
 # `fusec NAME ...` runs SUBCOMMANDS[NAME] ("module:function"), imported only when used: most commands

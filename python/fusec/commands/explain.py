@@ -23,6 +23,7 @@ import sys
 from ..diagnostics import FusecError, location_to_text
 from ..driver import compile_spec, continue_compile
 from ..frontend import export_program, load_model_file
+from ..codegen.wgmma_plan import TENSOR_CORES
 from ..fusion.traffic import eager_ops
 from ..html.page import launches_saved_text, render_page
 from ..html.roofline import load_bench
@@ -45,11 +46,14 @@ class Kernel:
     members: list  # "op0:fpowi", ...
     bytes_read: int
     bytes_written: int
+    library: bool = False  # a matmul the runtime's library computes (--fusec-library-matmuls), no fusec kernel
 
     @property
     def what(self) -> str:
         if self.kind == "reduction":
             return f"reduction over dims {self.reduced_dims} of {self.shape}"
+        if self.library:
+            return f"{self.kind} over {self.shape}, a library matmul (torch.mm/bmm: cuBLAS on the GPU)"
         return f"{self.kind} over {self.shape}"
 
 
@@ -121,8 +125,9 @@ def _short(path: str | None, source: str) -> str:
     return f"{os.path.basename(file)}:{line}"
 
 
-def build_explanation(spec, module, fusion: str) -> Explanation:
-    """The explanation of a model: `module` is at the `fused` stage (its groups carry the figures)."""
+def build_explanation(spec, module, fusion: str, library_matmuls: bool = False) -> Explanation:
+    """The explanation of a model: `module` is at the `fused` stage (its groups carry the figures).
+    `library_matmuls`: the compile's knob (a contraction the tensor cores do not take is a library call)."""
     ops, views = eager_ops(export_program(spec, upcast_low_precision=False).program)
     for o in ops:
         o.line = _short(o.location, spec.source)
@@ -130,8 +135,10 @@ def build_explanation(spec, module, fusion: str) -> Explanation:
     for g in _groups(module):
         lines = sorted({_short((location_to_text(op.location, spec.source) or "").rsplit(":", 1)[0], spec.source)
                         for op in g.regions[0].blocks[0].operations if op.name != "fusec.yield"})
+        library = library_matmuls and _attr(g, "kind") == "contraction" and not any(
+            TENSOR_CORES in op.attributes for op in g.regions[0].blocks[0].operations)
         kernels.append(Kernel(_attr(g, "fusec.id"), _attr(g, "kind"), _attr(g, "shape"), _attr(g, "reduced_dims"),
-                              lines, _attr(g, "members"), _attr(g, "bytes_read"), _attr(g, "bytes_written")))
+                              lines, _attr(g, "members"), _attr(g, "bytes_read"), _attr(g, "bytes_written"), library))
     decisions = []
     for func in module.body.operations:
         if "fusec.decisions" in func.attributes:
@@ -199,7 +206,7 @@ def cmd_explain(argv) -> int:
               "row count", file=sys.stderr)
         spec = dataclasses.replace(spec, dynamic_shapes=None)
     comp = compile_spec(spec, compile_options(args), stop="fused")
-    e = build_explanation(spec, comp.module, comp.options.fusion)
+    e = build_explanation(spec, comp.module, comp.options.fusion, comp.options.library_matmuls)
     if not args.html:
         render_text(e, sys.stdout)
         return 0

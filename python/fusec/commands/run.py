@@ -18,6 +18,7 @@ from ..diagnostics import FusecError
 from ..driver import compile_spec
 from ..frontend import load_model_file
 from ..numerics import compare
+from ..manifest import LIBRARY_OPS
 from ..runtime.cpu import CpuExecutable
 from ..runtime.cuda import CudaExecutable, cuda_available
 from .args import add_compile_options, add_debug_option, compile_options
@@ -95,7 +96,9 @@ def cmd_run(argv) -> int:
     comp = compile_spec(spec, compile_options(args))
     exe, name = _executable(comp)
     device = exe.device
-    print(f"fusec run: {args.input} on {name}: {len(comp.kernels)} kernel{'s' if len(comp.kernels) != 1 else ''}")
+    library = sum(s["op"] in LIBRARY_OPS for s in comp.manifest["steps"])
+    calls = f", {library} library matmul{'s' if library != 1 else ''}" if library else ""
+    print(f"fusec run: {args.input} on {name}: {len(comp.kernels)} kernel{'s' if len(comp.kernels) != 1 else ''}{calls}")
     gen = torch.Generator().manual_seed(args.seed)
     cases = [("example inputs", spec.example_inputs),
              ("random inputs", tuple(random_like(t, gen) for t in spec.example_inputs))]

@@ -30,9 +30,9 @@ import torch
 from torch._prims_common import make_contiguous_strides_for
 
 from ..diagnostics import FusecError
-from ..manifest import evaluate
+from ..manifest import LIBRARY_OPS, evaluate
 
-__all__ = ["Executable", "PreparedLaunch", "SCALAR_CTYPES", "strided_allocator"]
+__all__ = ["Executable", "LibraryMatmul", "PreparedLaunch", "SCALAR_CTYPES", "strided_allocator"]
 
 # Manifest scalar argument types -> ctypes
 SCALAR_CTYPES = {"i64": ctypes.c_int64, "i32": ctypes.c_int32, "i8": ctypes.c_int8,
@@ -95,6 +95,35 @@ class PreparedLaunch:
             self.empty = math.prod(self.grid) == 0
 
 
+class LibraryMatmul:
+    """A matmul step (passes/library_matmuls.py): PyTorch's mm or bmm on the step's operands, viewed
+    in their shapes (transposed where the step says), written into the output buffer. On the current
+    stream, so it is ordered with the launches around it; with 16-bit operands into an fp32 result
+    (the matmul reads bf16 and accumulates in fp32), cuBLAS's mixed-precision overload on the GPU,
+    operands widened to fp32 elsewhere."""
+
+    OPS = {"matmul": torch.mm, "batch_matmul": torch.bmm}  # (manifest.LIBRARY_OPS)
+
+    def __init__(self, step: dict, slot_of: dict):
+        self._fn = self.OPS[step["op"]]
+        self._a, self._b, self._out = ((slot_of[step[k]["buffer"]], step[k]["shape"]) for k in ("a", "b", "out"))
+        self._transpose = (step["transpose_a"], step["transpose_b"])
+
+    def __call__(self, storage: list, symbols: dict) -> None:
+        def view(operand, transposed=False):
+            slot, shape = operand
+            t = storage[slot].view([evaluate(d, symbols) for d in shape])
+            return t.transpose(-1, -2) if transposed else t
+
+        a, b, out = view(self._a, self._transpose[0]), view(self._b, self._transpose[1]), view(self._out)
+        if a.dtype == b.dtype == out.dtype:
+            self._fn(a, b, out=out)
+        elif a.dtype == b.dtype and out.is_cuda:
+            self._fn(a, b, out_dtype=out.dtype, out=out)
+        else:
+            self._fn(a.to(out.dtype), b.to(out.dtype), out=out)
+
+
 class _Plan:
     """The manifest, prepared for calls: storage slots (inputs, then buffers), by index."""
 
@@ -117,6 +146,8 @@ class _Plan:
                 self.steps.append(PreparedLaunch(step, slot_of, handle, resident))
             elif step["op"] == "copy":
                 self.steps.append((slot_of[step["dst"]], slot_of[step["src"]]))
+            elif step["op"] in LIBRARY_OPS:
+                self.steps.append(LibraryMatmul(step, slot_of))
             else:
                 raise FusecError(f"unknown manifest step {step['op']!r}")
         # (slot, shape to view it as or None, copy it): an output that is an input unchanged
@@ -225,6 +256,8 @@ class Executable:
                     step.bind(storage, symbols)
                     if not step.empty:
                         self._launch(step, context)
+                elif type(step) is LibraryMatmul:
+                    step(storage, symbols)
                 else:
                     storage[step[0]].copy_(storage[step[1]])
 

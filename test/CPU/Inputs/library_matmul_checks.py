@@ -1,0 +1,66 @@
+"""Matmuls no fusec kernel builds, run as library calls (--fusec-library-matmuls: torch.mm/bmm in the
+runtime, between the kernels), checked against eager in float64 on the device named by argv[1]
+(cpu or cuda), with the kernel and library-call counts of each compile. The same models with
+library_matmuls off (the generic loop lowering) must match too, with no library call.
+
+Each line: `label: K kernels, L library matmuls, ok` or WRONG with what differs."""
+
+import sys
+
+import torch
+
+import fusec
+from fusec.numerics import compare
+
+F = torch.nn.functional
+device = torch.device(sys.argv[1])
+torch.manual_seed(0)
+
+
+def steps(compiled) -> tuple[int, int]:
+    ops = [s["op"] for s in compiled.manifest["steps"]]
+    return len(compiled.manifest["kernels"]), sum(op in ("matmul", "batch_matmul") for op in ops)
+
+
+def check(label, model, inputs, library, dynamic_shapes=None, **options):
+    """`library`: the library calls the default compile must make."""
+    wide = tuple(t.double() for t in inputs)
+    with torch.no_grad():
+        ref = model(*wide)
+    for setting in (True, False):
+        compiled = fusec.compile(model, inputs, dynamic_shapes=dynamic_shapes,
+                                 target="cuda" if device.type == "cuda" else "cpu", library_matmuls=setting, **options)
+        call_inputs = inputs
+        if dynamic_shapes is not None:  # another row count than the example's
+            call_inputs = (torch.randn(37, *inputs[0].shape[1:], device=device, dtype=inputs[0].dtype), *inputs[1:])
+            with torch.no_grad():
+                ref = model(*(t.double() for t in call_inputs))
+        out = compiled(*call_inputs)
+        bad = []
+        max_abs, _, tol = compare(out, ref.to(out.dtype) if out.dtype != torch.float32 else ref)
+        if not max_abs <= tol:
+            bad.append(f"max abs err {max_abs:.3e} > {tol:.3e}")
+        kernels, calls = steps(compiled)
+        if calls != (library if setting else 0):
+            bad.append(f"{calls} library matmuls, expected {library if setting else 0}")
+        what = "library" if setting else "loops"
+        print(f"{label} ({what}): {kernels} kernels, {calls} library matmuls, {'ok' if not bad else 'WRONG ' + '; '.join(bad)}")
+
+
+x = torch.randn(64, 96, device=device)
+w, bias = torch.randn(80, 96, device=device) / 10, torch.randn(80, device=device)
+check("linear + gelu", lambda x, w, bias: F.gelu(F.linear(x, w, bias)), (x, w, bias), library=1)
+a, b = torch.randn(48, 32, device=device), torch.randn(32, 40, device=device)
+check("a @ b", lambda a, b: a @ b, (a, b), library=1)
+check("a.T @ b", lambda a, b: a.T @ b, (torch.randn(32, 48, device=device), b), library=1)
+q, k = torch.randn(4, 16, 24, device=device), torch.randn(4, 20, 24, device=device)
+check("softmax(q @ k^T)", lambda q, k: torch.softmax(q @ k.transpose(-2, -1) * 0.2, -1), (q, k), library=1)
+check("two linears", lambda x, w: F.linear(x, w) @ w[:, :80], (x, w), library=2)
+rows = torch.export.Dim("rows", min=2, max=4096)
+check("linear, dynamic rows", lambda x, w, bias: F.relu(F.linear(x, w, bias)), (x, w, bias), library=1,
+      dynamic_shapes=({0: rows}, None, None))
+# bf16 operands into an fp32 accumulator (--fusec-contraction-operands): cuBLAS's mixed-precision
+# overload on the GPU (the tensor cores' kernel off), operands widened on the cpu.
+xb = torch.randn(64, 96, device=device, dtype=torch.bfloat16)
+wb = torch.randn(80, 96, device=device, dtype=torch.bfloat16) / 10
+check("bf16 x @ w.T", lambda x, w: x @ w.T, (xb, wb), library=1, wgmma=False)
