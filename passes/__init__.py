@@ -15,7 +15,7 @@ import inspect
 from types import ModuleType
 from typing import Callable
 
-from . import (align_workgroup_buffers, blockwise_sums, bound_gather_indices, clone_cheap_producers, classify_ops, concat_to_generic, contraction_operands, dissolve_groups, erase_host_function,
+from . import (align_workgroup_buffers, blockwise_sums, broadcast_batch_matmuls, bound_gather_indices, clone_cheap_producers, classify_ops, concat_to_generic, contraction_operands, dissolve_groups, erase_host_function,
                erase_unused_results, expand_integer_abs, extracts_through_pads, extracts_to_index_maps, gathers_through_pointwise, fast_divide_f32, fast_math_16bit, fold_empty_tensors, fold_layout_ops,
                fold_splat_constants, fold_unit_reshapes, form_groups, inline_broadcast_producers, guard_integer_division, inline_iotas, sink_constant_globals,
                l2_evict_last, materialize_returned_constants, max_index_nans, narrow_f64, one_plus_tanh, outline_groups_to_functions, pooling_to_generic, read_only_arguments, reciprocal_divisors, reshape_pointwise_loops, reshapes_before_pointwise,
@@ -40,7 +40,7 @@ def _info(module: ModuleType) -> PassInfo:
                     getattr(module, "OPTIONS", {}))
 
 
-_PASSES = [scans_to_generic, narrow_f64, contraction_operands, transpose_tensor_core_operands, pooling_to_generic, max_index_nans, extracts_through_pads, unroll_window_reductions, reshape_pointwise_loops, inline_broadcast_producers, reshapes_before_pointwise, bound_gather_indices, gathers_through_pointwise, concat_to_generic, fold_layout_ops, extracts_to_index_maps, erase_unused_results, fold_empty_tensors, materialize_returned_constants, fold_splat_constants, fold_unit_reshapes, hoist_parallel_dims, clone_cheap_producers, classify_ops, form_groups, dissolve_groups, library_matmuls, lower_groups_to_gpu,
+_PASSES = [scans_to_generic, narrow_f64, broadcast_batch_matmuls, contraction_operands, transpose_tensor_core_operands, pooling_to_generic, max_index_nans, extracts_through_pads, unroll_window_reductions, reshape_pointwise_loops, inline_broadcast_producers, reshapes_before_pointwise, bound_gather_indices, gathers_through_pointwise, concat_to_generic, fold_layout_ops, extracts_to_index_maps, erase_unused_results, fold_empty_tensors, materialize_returned_constants, fold_splat_constants, fold_unit_reshapes, hoist_parallel_dims, clone_cheap_producers, classify_ops, form_groups, dissolve_groups, library_matmuls, lower_groups_to_gpu,
            simplify_powers, one_plus_tanh, fast_math_16bit, fast_divide_f32, reciprocal_divisors, static_kernel_buffers, merge_gpu_modules, read_only_arguments, l2_evict_last, align_workgroup_buffers,
            blockwise_sums, split_column_sums, outline_groups_to_functions,
            erase_host_function, expand_integer_abs, inline_iotas, guard_integer_division,

@@ -56,6 +56,11 @@ check("a.T @ b", lambda a, b: a.T @ b, (torch.randn(32, 48, device=device), b), 
 q, k = torch.randn(4, 16, 24, device=device), torch.randn(4, 20, 24, device=device)
 check("softmax(q @ k^T)", lambda q, k: torch.softmax(q @ k.transpose(-2, -1) * 0.2, -1), (q, k), library=1)
 check("two linears", lambda x, w: F.linear(x, w) @ w[:, :80], (x, w), library=2)
+# nn.Linear of a 3-d input that is not contiguous (an attention block's output projection): one
+# matmul over the batch's rows, the weight read once (--fusec-broadcast-batch-matmuls), not a copy of
+# it per batch for a batched matmul.
+heads = torch.randn(2, 4, 16, 24, device=device)
+check("linear of heads", lambda h, w: F.linear(h.transpose(1, 2).reshape(2, 16, 96), w), (heads, w), library=1)
 rows = torch.export.Dim("rows", min=2, max=4096)
 check("linear, dynamic rows", lambda x, w, bias: F.relu(F.linear(x, w, bias)), (x, w, bias), library=1,
       dynamic_shapes=({0: rows}, None, None))
