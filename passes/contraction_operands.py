@@ -10,7 +10,8 @@ operands itself, the weight in its `[N, K]` layout.
 
 Peeled from each input of a `linalg.matmul` or `linalg.batch_matmul` whose result is f32, in any
 order: a `linalg.transpose` (composed into the operand's map), a reshape or `tensor.extract_slice`
-of a cast (it moves onto the cast's source: a reshape or slice of bf16 is as free as one of f32),
+of a cast (it moves onto the cast's source: a reshape or slice of bf16 is as free as one of f32;
+so does a transpose under such a reshape, an attention block's merged heads: a copy, now of bf16),
 and a widening float cast (a `linalg.generic` of identity maps whose body is
 one `arith.extf`). The ops peeled are erased when nothing else reads them.
 
@@ -27,7 +28,7 @@ from __future__ import annotations
 
 from fusec.codegen.members import is_identity
 from fusec.mlir import ir
-from torch_mlir.dialects import linalg
+from torch_mlir.dialects import linalg, tensor
 
 FLAG = "fusec-contraction-operands"
 SUMMARY = "Read a matmul's operands through their widening casts and transposes (bf16 weights in [N, K])"
@@ -77,22 +78,30 @@ def _peel(value, amap, dead: list):
             value, amap = op.opview.input, ir.AffineMap.get(amap.n_dims, amap.n_symbols, composed)
             continue
         if op.name in _MOVES:
-            moves = [op]  # reshapes and slices down to a cast, the nearest to the matmul first
-            while _owner(moves[-1].operands[0]) is not None and _owner(moves[-1].operands[0]).name in _MOVES:
+            # reshapes and slices (and transposes under them) down to a cast, the nearest to the matmul first
+            moves = [op]
+            while _owner(moves[-1].operands[0]) is not None and (
+                    _owner(moves[-1].operands[0]).name in _MOVES or _owner(moves[-1].operands[0]).name == "linalg.transpose"):
                 moves.append(_owner(moves[-1].operands[0]))
             cast = _owner(moves[-1].operands[0])
             source = _widening_source(cast)
             if source is None:
                 return value, amap
-            # The same reshapes and slices of the cast's source (bf16), where they were: the cast
-            # is read through.
+            # The same reshapes, slices and transposes of the cast's source (bf16), where they were:
+            # the cast is read through (a transpose under a reshape is a copy, now of bf16).
             narrow = ir.RankedTensorType(source.type).element_type
             for move in reversed(moves):
+                shape = ir.RankedTensorType(move.results[0].type).shape
+                if move.name == "linalg.transpose":
+                    with ir.InsertionPoint(move), move.location:
+                        empty = tensor.EmptyOp(shape, narrow).result
+                        source = linalg.transpose(source, outs=[empty], permutation=ir.DenseI64ArrayAttr(
+                            move.attributes["permutation"])).results[0]
+                    continue
                 moved = move.clone(ir.InsertionPoint(move))
                 moved.operands[0] = source
                 with move.location:
-                    moved.results[0].set_type(ir.RankedTensorType.get(
-                        ir.RankedTensorType(move.results[0].type).shape, narrow))
+                    moved.results[0].set_type(ir.RankedTensorType.get(shape, narrow))
                 source = moved.results[0]
             value = source
             dead.extend(moves + [cast])

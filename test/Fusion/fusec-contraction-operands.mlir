@@ -134,3 +134,44 @@ func.func @square(%x: tensor<8x8xbf16>) -> tensor<8x8xf32> {
   %y = linalg.matmul ins(%xf, %xf : tensor<8x8xf32>, tensor<8x8xf32>) outs(%acc : tensor<8x8xf32>) -> tensor<8x8xf32>
   return %y : tensor<8x8xf32>
 }
+
+// -----
+
+// An attention block's output projection reads its heads transposed and merged, [2, 4, 8, 16] ->
+// [2, 8, 4, 16] -> [16, 64]: the transpose under the reshape is a copy, and it moves below the cast
+// too, so that the copy is of bf16 and the matmul reads bf16 (what the tensor cores' kernel takes).
+// CHECK-LABEL: func.func @merged_heads
+// CHECK-SAME:      (%[[H:.*]]: tensor<2x4x8x16xbf16>, %[[W:.*]]: tensor<32x64xbf16>)
+// CHECK-NOT:     arith.extf
+// CHECK:         %[[T:.*]] = linalg.transpose ins(%[[H]] : tensor<2x4x8x16xbf16>) outs(%{{.*}} : tensor<2x8x4x16xbf16>) permutation = [0, 2, 1, 3]
+// CHECK:         %[[HC:.*]] = tensor.collapse_shape %[[T]] {{\[\[}}0, 1], [2, 3]] : tensor<2x8x4x16xbf16> into tensor<16x64xbf16>
+// CHECK:         linalg.matmul {{.*}}ins(%[[HC]], %[[W]] : tensor<16x64xbf16>, tensor<32x64xbf16>) outs(%{{.*}} : tensor<16x32xf32>)
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#bt = affine_map<(d0, d1, d2) -> (d1, d2)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @merged_heads(%h: tensor<2x4x8x16xbf16>, %w: tensor<32x64xbf16>) -> tensor<16x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<2x4x8x16xf32>
+  %hf = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%h : tensor<2x4x8x16xbf16>) outs(%e0 : tensor<2x4x8x16xf32>) {
+  ^bb0(%in: bf16, %out: f32):
+    %f = arith.extf %in : bf16 to f32
+    linalg.yield %f : f32
+  } -> tensor<2x4x8x16xf32>
+  %e1 = tensor.empty() : tensor<2x8x4x16xf32>
+  %t = linalg.transpose ins(%hf : tensor<2x4x8x16xf32>) outs(%e1 : tensor<2x8x4x16xf32>) permutation = [0, 2, 1, 3]
+  %hc = tensor.collapse_shape %t [[0, 1], [2, 3]] : tensor<2x8x4x16xf32> into tensor<16x64xf32>
+  %e3 = tensor.empty() : tensor<16x32xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e3 : tensor<16x32xf32>) -> tensor<16x32xf32>
+  %e4 = tensor.empty() : tensor<32x64xf32>
+  %wf = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%w : tensor<32x64xbf16>) outs(%e4 : tensor<32x64xf32>) {
+  ^bb0(%in: bf16, %out: f32):
+    %f = arith.extf %in : bf16 to f32
+    linalg.yield %f : f32
+  } -> tensor<32x64xf32>
+  %y = linalg.matmul indexing_maps = [#a, #bt, #c] ins(%hc, %wf : tensor<16x64xf32>, tensor<32x64xf32>) outs(%acc : tensor<16x32xf32>) -> tensor<16x32xf32>
+  return %y : tensor<16x32xf32>
+}
