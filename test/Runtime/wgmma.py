@@ -19,7 +19,7 @@
 # CHECK: gelu(a @ b.T + bias) 300x1002x200 bf16: wgmma 128x128x64 ok
 # CHECK: 130x66x72 fp16: wgmma 128x128x64 ok
 # CHECK: decode 1x4096x4096 bf16: wgmma 128x128x64 ok
-# CHECK: persistent gelu(a @ b.T + bias) 2000x3000x1000: wgmma 128x256x64 4 stages, 132 blocks ok
+# CHECK: persistent gelu(a @ b.T + bias) 2000x3000x1000: wgmma 128x128x64 4 stages, 132 blocks ok
 # CHECK: persistent 2 an SM gelu(a @ b.T + bias) 2000x3000x1000: wgmma 128x128x64 3 stages, 264 blocks ok
 # CHECK: persistent 4100x1000x72: wgmma 128x64x64 6 stages, 132 blocks ok
 # CHECK: persistent 4096x4096x64: wgmma 128x256x64 4 stages, 132 blocks ok
