@@ -59,7 +59,8 @@ ROW_CANDIDATES = ([{"row_registers": r, "row_prefetch": p} for r in (32, 16) for
                   + [{"vectors": 8, "row_stash": True, **({"l2_evict_last": True} if l2 else {})} for l2 in (False, True)])
 # A matmul on the tensor cores (`wgmma`): narrower tiles (more blocks: a short grid fills the SMs),
 # more stages (copies further ahead), and 128x128 tiles with 3 stages (97 KB: two blocks an SM, one's
-# epilogue beside the other's loop). Not the persistent grids (`mma_persistent`): not yet run on a GPU.
+# epilogue beside the other's loop). Not the persistent grids (`mma_persistent`): 4-53% slower on an H100
+# (bench/results/2026-12-07-h100-session46-library-and-persistent.md).
 WGMMA_CANDIDATES = [{"mma_tile_n": n, "mma_stages": s} for n, s in ((128, 3), (128, 4), (128, 6), (64, 6), (256, 3))]
 MARGIN = 0.02  # a candidate must beat the heuristic by this fraction to be kept
 
