@@ -21,7 +21,7 @@ from . import (align_workgroup_buffers, blockwise_sums, broadcast_batch_matmuls,
                l2_evict_last, materialize_returned_constants, max_index_nans, narrow_f64, one_plus_tanh, outline_groups_to_functions, pooling_to_generic, read_only_arguments, reciprocal_divisors, reshape_pointwise_loops, reshapes_before_pointwise,
                scans_to_generic, simplify_powers,
                split_column_sums, static_kernel_buffers, transpose_tensor_core_operands, unroll_window_reductions,
-               hoist_parallel_dims, library_matmuls, lower_groups_to_gpu, merge_gpu_modules)
+               hoist_parallel_dims, library_matmuls, lower_groups_to_gpu, merge_gpu_modules, narrow_library_matmuls)
 
 __all__ = ["PassInfo", "REGISTRY", "lookup", "parse_element"]
 
@@ -40,7 +40,7 @@ def _info(module: ModuleType) -> PassInfo:
                     getattr(module, "OPTIONS", {}))
 
 
-_PASSES = [scans_to_generic, narrow_f64, broadcast_batch_matmuls, contraction_operands, transpose_tensor_core_operands, pooling_to_generic, max_index_nans, extracts_through_pads, unroll_window_reductions, reshape_pointwise_loops, inline_broadcast_producers, reshapes_before_pointwise, bound_gather_indices, gathers_through_pointwise, concat_to_generic, fold_layout_ops, extracts_to_index_maps, erase_unused_results, fold_empty_tensors, materialize_returned_constants, fold_splat_constants, fold_unit_reshapes, hoist_parallel_dims, clone_cheap_producers, classify_ops, form_groups, dissolve_groups, library_matmuls, lower_groups_to_gpu,
+_PASSES = [scans_to_generic, narrow_f64, broadcast_batch_matmuls, contraction_operands, transpose_tensor_core_operands, narrow_library_matmuls, pooling_to_generic, max_index_nans, extracts_through_pads, unroll_window_reductions, reshape_pointwise_loops, inline_broadcast_producers, reshapes_before_pointwise, bound_gather_indices, gathers_through_pointwise, concat_to_generic, fold_layout_ops, extracts_to_index_maps, erase_unused_results, fold_empty_tensors, materialize_returned_constants, fold_splat_constants, fold_unit_reshapes, hoist_parallel_dims, clone_cheap_producers, classify_ops, form_groups, dissolve_groups, library_matmuls, lower_groups_to_gpu,
            simplify_powers, one_plus_tanh, fast_math_16bit, fast_divide_f32, reciprocal_divisors, static_kernel_buffers, merge_gpu_modules, read_only_arguments, l2_evict_last, align_workgroup_buffers,
            blockwise_sums, split_column_sums, outline_groups_to_functions,
            erase_host_function, expand_integer_abs, inline_iotas, guard_integer_division,

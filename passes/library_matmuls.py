@@ -38,6 +38,7 @@ FLAG = "fusec-library-matmuls"
 SUMMARY = "Replace a matmul no fusec kernel builds by a call the runtime makes to a matmul library (cuBLAS)"
 
 LIBRARY = "fusec.library"  # on the call (what to do) and on the declaration it calls
+ACCUMULATE_F32 = "fusec.accumulate_f32"  # a 16-bit matmul --fusec-narrow-library-matmuls made for the library
 _FLOATS = ("f16", "bf16", "f32", "f64")
 # (dims of the iteration space, A's map, B's map, C's map) of each op, as dim positions; a transposed
 # operand swaps its last two.
@@ -56,6 +57,12 @@ def run(module_op, pass_) -> None:
         if any(TENSOR_CORES in op.attributes for op in ops):
             continue  # the tensor cores' kernel builds it
         found = _library_call(ops)
+        if isinstance(found, str) and any(ACCUMULATE_F32 in op.attributes for op in ops):
+            # (--fusec-narrow-library-matmuls gave it a 16-bit result for the library: loops would
+            # accumulate in 16 bits)
+            ops[0].location.emit_error(f"{FLAG}: a 16-bit matmul narrowed for the library cannot be called: {found}")
+            pass_.signal_pass_failure()
+            return
         if isinstance(found, str):
             if os.environ.get("FUSEC_DEBUG"):
                 print(f"{FLAG}: group {gid} left to the loop lowering: {found}", file=sys.stderr)
@@ -71,6 +78,30 @@ def _positions(map_attr) -> tuple:
     return tuple(e.position for e in results)
 
 
+def library_layout(op):
+    """(transpose_a, transpose_b) of a linalg.matmul or batch_matmul (on tensors or buffers) whose
+    operands are (transposed) row-major matrices of floats, or why the library cannot take it."""
+    types = [ir.ShapedType(v.type) for v in op.operands[:3]]
+    if any(str(t.element_type) not in _FLOATS for t in types):
+        return f"element types {' x '.join(str(t.element_type) for t in types)} (floats are called)"
+    rank, a_map, b_map, c_map = _LAYOUTS[op.name]
+    maps = [_positions(m) for m in ir.ArrayAttr(op.attributes["indexing_maps"])] \
+        if "indexing_maps" in op.attributes else [a_map, b_map, c_map]
+    swapped = lambda p: p[:-2] + (p[-1], p[-2])  # noqa: E731
+    if maps[2] != c_map or maps[0] not in (a_map, swapped(a_map)) or maps[1] not in (b_map, swapped(b_map)):
+        return f"indexing maps {maps} are not (transposed) row-major matrices"
+    return maps[0] != a_map, maps[1] != b_map
+
+
+def is_zero_fill(op) -> bool:
+    """Whether `op` is a linalg.fill of the float constant 0."""
+    if op is None or op.name != "linalg.fill":
+        return False
+    zero = op.operands[0].owner
+    return (zero.name == "arith.constant" and isinstance(zero.attributes["value"], ir.FloatAttr)
+            and float(ir.FloatAttr(zero.attributes["value"]).value) == 0.0)
+
+
 def _library_call(ops):
     """(the matmul, the fill of its accumulator, the call's attributes) of a contraction group the
     library can compute, or why not."""
@@ -79,27 +110,18 @@ def _library_call(ops):
         return "not one linalg.matmul or linalg.batch_matmul"
     matmul = matmuls[0]
     fills = [op for op in ops if op is not matmul]
-    accumulator = matmul.operands[2]
-    if len(fills) != 1 or fills[0].name != "linalg.fill" or fills[0].operands[1] != accumulator:
+    if len(fills) != 1 or fills[0].name != "linalg.fill" or fills[0].operands[1] != matmul.operands[2]:
         return "its members are not a matmul and the fill of its accumulator"
-    zero = fills[0].operands[0].owner
-    if not (zero.name == "arith.constant" and isinstance(zero.attributes["value"], ir.FloatAttr)
-            and float(ir.FloatAttr(zero.attributes["value"]).value) == 0.0):
+    if not is_zero_fill(fills[0]):
         return "its accumulator starts from something other than zeros"
     types = [ir.MemRefType(v.type) for v in matmul.operands[:3]]
-    if any(str(t.element_type) not in _FLOATS for t in types):
-        return f"element types {' x '.join(str(t.element_type) for t in types)} (floats are called)"
     if any(not (isinstance(t.layout, ir.AffineMapAttr)
                 and t.layout.value == ir.AffineMap.get_identity(t.rank)) for t in types):
         return "an operand with a strided layout"
-    rank, a_map, b_map, c_map = _LAYOUTS[matmul.name]
-    maps = [_positions(m) for m in ir.ArrayAttr(matmul.attributes["indexing_maps"])] \
-        if "indexing_maps" in matmul.attributes else [a_map, b_map, c_map]
-    swapped = lambda p: p[:-2] + (p[-1], p[-2])  # noqa: E731
-    if maps[2] != c_map or maps[0] not in (a_map, swapped(a_map)) or maps[1] not in (b_map, swapped(b_map)):
-        return f"indexing maps {maps} are not (transposed) row-major matrices"
-    call = {"op": matmul.name.removeprefix("linalg."), "transpose_a": maps[0] != a_map,
-            "transpose_b": maps[1] != b_map}
+    layout = library_layout(matmul)
+    if isinstance(layout, str):
+        return layout
+    call = {"op": matmul.name.removeprefix("linalg."), "transpose_a": layout[0], "transpose_b": layout[1]}
     return matmul, fills[0], call
 
 

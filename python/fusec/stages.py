@@ -78,7 +78,9 @@ def _fuse(o: CompileOptions) -> list[str]:
         if o.target == "cuda" and o.split_sums else []
     # The tensor cores' kernel reads B along K: a 16-bit B [K, N] is copied to [N, K] for it.
     tensor_cores = ["fusec-transpose-tensor-core-operands"] if _wgmma(o) else []
-    return ["fusec-narrow-f64", "fusec-broadcast-batch-matmuls", "fusec-contraction-operands", *tensor_cores, "fusec-pooling-to-generic", "fusec-max-index-nans", "fusec-extracts-through-pads", "fusec-unroll-window-reductions",
+    # A 16-bit matmul the library computes writes a 16-bit result (half the bytes out and back in).
+    library = [f"fusec-narrow-library-matmuls{{wgmma={int(_wgmma(o))}}}"] if o.library_matmuls else []
+    return ["fusec-narrow-f64", "fusec-broadcast-batch-matmuls", "fusec-contraction-operands", *tensor_cores, *library, "fusec-pooling-to-generic", "fusec-max-index-nans", "fusec-extracts-through-pads", "fusec-unroll-window-reductions",
             "fusec-reshape-pointwise-loops", "fusec-inline-broadcast-producers",
             "fusec-reshapes-before-pointwise", "fusec-bound-gather-indices",
             "fusec-gathers-through-pointwise", "fusec-concat-to-generic", "fusec-fold-layout-ops", "fusec-extracts-to-index-maps",

@@ -67,8 +67,11 @@ check("linear of heads", lambda h, w: F.linear(h.transpose(1, 2).reshape(2, 16, 
 rows = torch.export.Dim("rows", min=2, max=4096)
 check("linear, dynamic rows", lambda x, w, bias: F.relu(F.linear(x, w, bias)), (x, w, bias), library=1,
       dynamic_shapes=({0: rows}, None, None), settings=(True,) if device.type == "cuda" else (True, False))
-# bf16 operands into an fp32 accumulator (--fusec-contraction-operands): cuBLAS's mixed-precision
-# overload on the GPU (the tensor cores' kernel off), operands widened on the cpu.
+# bf16 (the tensor cores' kernel off): the library writes a bf16 result, accumulated in fp32
+# (--fusec-narrow-library-matmuls); the product alone is the output as it comes, an epilogue reads it
+# widened.
 xb = torch.randn(64, 96, device=device, dtype=torch.bfloat16)
 wb = torch.randn(80, 96, device=device, dtype=torch.bfloat16) / 10
+bb = torch.randn(80, device=device, dtype=torch.bfloat16)
 check("bf16 x @ w.T", lambda x, w: x @ w.T, (xb, wb), library=1, wgmma=False)
+check("bf16 linear + gelu", lambda x, w, b: F.gelu(F.linear(x, w, b)), (xb, wb, bb), library=1, wgmma=False)
