@@ -6,7 +6,7 @@ tensor cores' kernel with its epilogue (bf16 on sm_90a), and the generic loop lo
 eager in float32 first (relative error printed), then timed under bench/README.md's rules (CUDA events,
 the median of `--repeat` CUDA-graph replays of 10 calls).
 
-    python bench/library_matmuls.py [--repeat 10]
+    python bench/library_matmuls.py [--repeat 10] [--no-loops]
 """
 
 from __future__ import annotations
@@ -20,7 +20,9 @@ from fusec.timing import LARGE_CALLS, gpu_time_us
 
 F = torch.nn.functional
 SHAPES = [(8192, 3072, 768, torch.float32), (4096, 4096, 4096, torch.float32), (2000, 3000, 1000, torch.float32),
-          (8192, 3072, 768, torch.bfloat16), (8192, 11008, 4096, torch.bfloat16)]
+          (8192, 3072, 768, torch.bfloat16), (8192, 768, 3072, torch.bfloat16), (8192, 11008, 4096, torch.bfloat16),
+          (4096, 4096, 4096, torch.bfloat16), (2000, 3000, 1000, torch.bfloat16), (64, 4096, 4096, torch.bfloat16),
+          (1, 4096, 4096, torch.bfloat16)]
 WAYS = [("library", dict(wgmma=False)), ("wgmma", {}), ("loops", dict(library_matmuls=False, wgmma=False))]
 
 
@@ -31,6 +33,7 @@ def linear_gelu(x, w, b):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=10)
+    parser.add_argument("--no-loops", action="store_true", help="leave out the loop lowering (slow to time)")
     args = parser.parse_args()
     print(torch.cuda.get_device_name(), torch.__version__)
     for m, n, k, dtype in SHAPES:
@@ -42,7 +45,7 @@ def main() -> None:
         mm = gpu_time_us(lambda: x @ w.T, args.repeat, LARGE_CALLS)[0]
         row = f"{m}x{n}x{k} {str(dtype)[6:]}: eager {eager:.1f} mm {mm:.1f}"
         for label, options in WAYS:
-            if (label == "wgmma" and dtype == torch.float32) or (label == "loops" and m * n * k > 3e10):
+            if (label == "wgmma" and dtype == torch.float32) or (label == "loops" and (m * n * k > 3e10 or args.no_loops)):
                 continue
             compiled = fusec.compile(linear_gelu, (x, w, b), **options)
             got = compiled(x, w, b).float()
