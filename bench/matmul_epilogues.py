@@ -56,7 +56,7 @@ def run(repeat: int, pattern: str | None) -> list[str]:
         w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16) / k ** 0.5
         inputs = (x, w) + ((torch.randn(n, device="cuda", dtype=torch.bfloat16),) if bias else ())
         try:
-            compiled = fusec.compile(fn, inputs)
+            compiled = fusec.compile(fn, inputs, wgmma=True)
             got = compiled(*inputs).float()
             want = fn(*(t.float() for t in inputs))
             err = ((got - want).abs().max() / want.abs().max()).item()

@@ -62,12 +62,12 @@ def sweep(shapes: list[str], knobs: list[str], repeat: int) -> None:
         mm = gpu_time_us(lambda: x @ w.T, repeat, LARGE_CALLS)[0]
         eager = gpu_time_us(lambda: fn(*inputs), repeat, LARGE_CALLS)[0]
         print(f"{shape}: torch.mm alone {mm:.1f} µs, eager {eager:.1f} µs", flush=True)
-        heuristic = fusec.compile(fn, inputs)
+        heuristic = fusec.compile(fn, inputs, wgmma=True)
         group = next((s["group"] for s in heuristic.compilation.schedules if s.get("schedule") == "wgmma"), None)
         print(_row("heuristic", heuristic, fn, inputs, want, repeat, mm, eager), flush=True)
         for setting in knobs if group is not None else []:
             try:
-                compiled = fusec.compile(fn, inputs, schedule=",".join(f"{group}.{kv}" for kv in setting.split(",")))
+                compiled = fusec.compile(fn, inputs, wgmma=True, schedule=",".join(f"{group}.{kv}" for kv in setting.split(",")))
                 print(_row(setting, compiled, fn, inputs, want, repeat, mm, eager), flush=True)
             except Exception as e:  # noqa: BLE001 (the line says what failed; the sweep goes on)
                 print(f"  {setting:<45} FAIL {type(e).__name__}: {str(e).splitlines()[0][:120]}", flush=True)

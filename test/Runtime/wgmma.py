@@ -34,7 +34,7 @@ torch.manual_seed(0)
 def check(name, fn, *args, knobs=""):
     """`knobs`: the matmul kernel's (group 0's) schedule knobs, KNOB=VALUE,..."""
     schedule = ",".join(f"0.{kv}" for kv in knobs.split(",")) if knobs else ""
-    compiled = fusec.compile(fn, args, schedule=schedule)
+    compiled = fusec.compile(fn, args, schedule=schedule, wgmma=True)
     assert compiled.compilation.options.arch == "sm_90a", compiled.compilation.options.arch
     got = compiled(*args)
     want = fn(*(a.float() for a in args))
