@@ -30,6 +30,8 @@ from fusec.codegen.members import is_identity
 from fusec.mlir import ir
 from torch_mlir.dialects import linalg, tensor
 
+from .reshape_pointwise_loops import reassociation
+
 FLAG = "fusec-broadcast-batch-matmuls"
 SUMMARY = "Rewrite a batch_matmul of one matrix broadcast over the batch as a matmul over the batch's rows"
 
@@ -62,11 +64,6 @@ def _broadcast_source(value):
     return op.opview.inputs[0]
 
 
-def _groups(*groups):
-    i64 = ir.IntegerType.get_signless(64)
-    return ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(i64, i) for i in g]) for g in groups])
-
-
 def _rewrite(op) -> None:
     view = op.opview
     a, b = view.inputs
@@ -79,19 +76,20 @@ def _rewrite(op) -> None:
         return
     (batch, m, k), (_, _, n) = types[0].shape, types[2].shape
     with ir.InsertionPoint(op), op.location:
-        rows = tensor.CollapseShapeOp(ir.RankedTensorType.get([batch * m, k], types[0].element_type), a,
-                                      _groups([0, 1], [2])).result
+        rows = reassociation([[0, 1], [2]])  # [batch, rows, cols] <-> [batch * rows, cols]
+        flat_a = tensor.CollapseShapeOp(ir.RankedTensorType.get([batch * m, k], types[0].element_type), a,
+                                        rows).result
         flat_type = ir.RankedTensorType.get([batch * m, n], types[2].element_type)
         init = None if isinstance(out.owner, ir.Block) else out.owner
         if init is not None and init.name == "linalg.fill":  # the fill of the accumulator, at the new shape
             empty = tensor.EmptyOp([batch * m, n], types[2].element_type).result
             acc = linalg.fill(init.operands[0], outs=[empty])
         else:
-            acc = tensor.CollapseShapeOp(flat_type, out, _groups([0, 1], [2])).result
+            acc = tensor.CollapseShapeOp(flat_type, out, rows).result
         maps = [ir.AffineMap.get(3, 0, [ir.AffineDimExpr.get(i), ir.AffineDimExpr.get(j)])
                 for i, j in ((0, 2), (2, 1), (0, 1))]  # linalg.matmul's own, written out
-        product = linalg.matmul(rows, source, outs=[acc], indexing_maps=maps)
-        result = tensor.ExpandShapeOp(types[2], product, _groups([0, 1], [2]), [], [batch, m, n]).result
+        product = linalg.matmul(flat_a, source, outs=[acc], indexing_maps=maps)
+        result = tensor.ExpandShapeOp(types[2], product, rows, [], [batch, m, n]).result
     op.results[0].replace_all_uses_with(result)
     broadcast = b.owner
     op.erase()

@@ -170,7 +170,8 @@ def _view(value, shape):
     return None
 
 
-def _groups(groups) -> ir.ArrayAttr:
+def reassociation(groups) -> ir.ArrayAttr:
+    """A reshape's reassociation attribute: each group a list of dims."""
     i64 = ir.IntegerType.get_signless(64)
     return ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(i64, i) for i in g]) for g in groups])
 
@@ -184,10 +185,10 @@ def _reshape(value, shape):
         return value
     if len(source) > 1:
         value = tensor.CollapseShapeOp(ir.RankedTensorType.get([math.prod(source)], elem), value,
-                                       _groups([range(len(source))])).result
+                                       reassociation([range(len(source))])).result
     if len(shape) > 1:
         value = tensor.ExpandShapeOp(ir.RankedTensorType.get(shape, elem), value,
-                                     _groups([range(len(shape))]), [], shape).result
+                                     reassociation([range(len(shape))]), [], shape).result
     return value
 
 

@@ -106,22 +106,24 @@ class LibraryMatmul:
 
     def __init__(self, step: dict, slot_of: dict):
         self._fn = self.OPS[step["op"]]
-        self._a, self._b, self._out = ((slot_of[step[k]["buffer"]], step[k]["shape"]) for k in ("a", "b", "out"))
-        self._transpose = (step["transpose_a"], step["transpose_b"])
+        # (slot, shape (a list where static: evaluated once), transposed) of a, b and out
+        self._operands = [(slot_of[step[k]["buffer"]],
+                           step[k]["shape"] if all(isinstance(d, int) for d in step[k]["shape"]) else tuple(step[k]["shape"]),
+                           step.get(f"transpose_{k}", False)) for k in ("a", "b", "out")]
 
     def __call__(self, storage: list, symbols: dict) -> None:
-        def view(operand, transposed=False):
-            slot, shape = operand
-            t = storage[slot].view([evaluate(d, symbols) for d in shape])
-            return t.transpose(-1, -2) if transposed else t
-
-        a, b, out = view(self._a, self._transpose[0]), view(self._b, self._transpose[1]), view(self._out)
+        a, b, out = (self._view(storage[slot], shape, transposed, symbols) for slot, shape, transposed in self._operands)
         if a.dtype == b.dtype == out.dtype:
             self._fn(a, b, out=out)
         elif a.dtype == b.dtype and out.is_cuda:
             self._fn(a, b, out_dtype=out.dtype, out=out)
         else:
             self._fn(a.to(out.dtype), b.to(out.dtype), out=out)
+
+    @staticmethod
+    def _view(t, shape, transposed: bool, symbols: dict):
+        t = t.view(shape if isinstance(shape, list) else [evaluate(d, symbols) for d in shape])
+        return t.transpose(-1, -2) if transposed else t
 
 
 class _Plan:
