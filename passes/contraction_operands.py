@@ -28,7 +28,9 @@ from __future__ import annotations
 
 from fusec.codegen.members import is_identity
 from fusec.mlir import ir
-from torch_mlir.dialects import linalg, tensor
+from torch_mlir.dialects import linalg
+
+from .fold_empty_tensors import empty_like
 
 FLAG = "fusec-contraction-operands"
 SUMMARY = "Read a matmul's operands through their widening casts and transposes (bf16 weights in [N, K])"
@@ -93,10 +95,10 @@ def _peel(value, amap, dead: list):
             for move in reversed(moves):
                 shape = ir.RankedTensorType(move.results[0].type).shape
                 if move.name == "linalg.transpose":
+                    perm = list(ir.DenseI64ArrayAttr(move.attributes["permutation"]))
                     with ir.InsertionPoint(move), move.location:
-                        empty = tensor.EmptyOp(shape, narrow).result
-                        source = linalg.transpose(source, outs=[empty], permutation=ir.DenseI64ArrayAttr(
-                            move.attributes["permutation"])).results[0]
+                        empty = empty_like(source, narrow, perm)
+                        source = linalg.transpose(source, outs=[empty], permutation=perm).results[0]
                     continue
                 moved = move.clone(ir.InsertionPoint(move))
                 moved.operands[0] = source

@@ -38,6 +38,16 @@ FLAG = "fusec-fold-empty-tensors"
 SUMMARY = "Replace zero-element tensors by tensor.empty and ops over empty loops by their inits"
 
 
+def empty_like(value, element_type, dims=None):
+    """A tensor.empty of `element_type` shaped as `value` (or as its dims `dims`, in that order: a
+    transpose's permutation), at the insertion point; a dynamic dim sized by a tensor.dim of `value`."""
+    type_ = ir.RankedTensorType(value.type)
+    dims = list(range(type_.rank)) if dims is None else dims
+    sizes = [tensor.DimOp(value, arith.ConstantOp(ir.IndexType.get(), i).result).result
+             if type_.shape[i] == ir.ShapedType.get_dynamic_size() else type_.shape[i] for i in dims]
+    return tensor.EmptyOp(sizes, element_type).result
+
+
 def _is_empty(value) -> bool:
     if not isinstance(value.type, ir.RankedTensorType):
         return False

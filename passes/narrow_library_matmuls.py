@@ -31,8 +31,9 @@ from __future__ import annotations
 from fusec.codegen.members import is_identity
 from fusec.codegen.wgmma_plan import tensor_core_problem
 from fusec.mlir import ir
-from torch_mlir.dialects import arith, linalg, tensor
+from torch_mlir.dialects import arith, linalg
 
+from .fold_empty_tensors import empty_like
 from .library_matmuls import ACCUMULATE_F32, is_zero_fill, library_layout
 
 FLAG = "fusec-narrow-library-matmuls"
@@ -89,12 +90,11 @@ def _truncation_to(op, element_type) -> bool:
 
 def _narrow(op) -> None:
     narrow = ir.RankedTensorType(op.operands[0].type).element_type
-    shape = ir.RankedTensorType(op.results[0].type).shape
     maps = {"indexing_maps": [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]} \
         if "indexing_maps" in op.attributes else {}
     build = linalg.matmul if op.name == "linalg.matmul" else linalg.batch_matmul
     with ir.InsertionPoint(op), op.location:
-        empty = tensor.EmptyOp(shape, narrow).result
+        empty = empty_like(op.operands[2], narrow)  # (the accumulator: defined before the matmul)
         acc = linalg.fill(arith.ConstantOp(narrow, 0.0).result, outs=[empty])
         result = build(op.operands[0], op.operands[1], outs=[acc], **maps)
         result.owner.attributes[ACCUMULATE_F32] = ir.UnitAttr.get()
@@ -105,21 +105,22 @@ def _narrow(op) -> None:
             reader.erase()
     if list(op.results[0].uses):
         with ir.InsertionPoint(op), op.location:
-            op.results[0].replace_all_uses_with(_widened(result, shape))
+            op.results[0].replace_all_uses_with(_widened(result))
     fill = _owner(op.operands[2])
     op.erase()
     if fill is not None and not list(fill.results[0].uses):
         fill.erase()
 
 
-def _widened(value, shape):
+def _widened(value):
     """A linalg.generic widening `value` to f32, at the insertion point."""
     f32 = ir.F32Type.get()
-    empty = tensor.EmptyOp(shape, f32).result
-    identity = ir.AffineMapAttr.get(ir.AffineMap.get_identity(len(shape)))
+    empty = empty_like(value, f32)
+    rank = ir.RankedTensorType(value.type).rank
+    identity = ir.AffineMapAttr.get(ir.AffineMap.get_identity(rank))
     parallel = ir.Attribute.parse("#linalg.iterator_type<parallel>")
     generic = linalg.GenericOp([empty.type], [value], [empty], ir.ArrayAttr.get([identity, identity]),
-                               ir.ArrayAttr.get([parallel] * len(shape)))
+                               ir.ArrayAttr.get([parallel] * rank))
     body = generic.regions[0].blocks.append(ir.RankedTensorType(value.type).element_type, f32)
     with ir.InsertionPoint(body):
         linalg.YieldOp([arith.ExtFOp(f32, body.arguments[0]).result])

@@ -175,3 +175,47 @@ func.func @merged_heads(%h: tensor<2x4x8x16xbf16>, %w: tensor<32x64xbf16>) -> te
   %y = linalg.matmul indexing_maps = [#a, #bt, #c] ins(%hc, %wf : tensor<16x64xf32>, tensor<32x64xf32>) outs(%acc : tensor<16x32xf32>) -> tensor<16x32xf32>
   return %y : tensor<16x32xf32>
 }
+
+// -----
+
+// The same with a dynamic batch: the bf16 transpose's destination is sized from its input
+// (tensor.dim), where a static tensor.empty of a dynamic type was invalid IR.
+// CHECK-LABEL: func.func @merged_heads_dynamic
+// CHECK-NOT:     arith.extf
+// CHECK:         tensor.empty(%{{.*}}) : tensor<?x8x4x16xf32>
+// CHECK:         %[[B:.*]] = tensor.dim %{{.*}}, %{{.*}} : tensor<?x4x8x16xbf16>
+// CHECK-NEXT:    %[[E:.*]] = tensor.empty(%[[B]]) : tensor<?x8x4x16xbf16>
+// CHECK-NEXT:    linalg.transpose ins(%{{.*}} : tensor<?x4x8x16xbf16>) outs(%[[E]] : tensor<?x8x4x16xbf16>) permutation = [0, 2, 1, 3]
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#bt = affine_map<(d0, d1, d2) -> (d1, d2)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @merged_heads_dynamic(%h: tensor<?x4x8x16xbf16>, %w: tensor<32x64xbf16>) -> tensor<?x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %b = tensor.dim %h, %c0 : tensor<?x4x8x16xbf16>
+  %e0 = tensor.empty(%b) : tensor<?x4x8x16xf32>
+  %hf = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%h : tensor<?x4x8x16xbf16>) outs(%e0 : tensor<?x4x8x16xf32>) {
+  ^bb0(%in: bf16, %out: f32):
+    %f = arith.extf %in : bf16 to f32
+    linalg.yield %f : f32
+  } -> tensor<?x4x8x16xf32>
+  %e1 = tensor.empty(%b) : tensor<?x8x4x16xf32>
+  %t = linalg.transpose ins(%hf : tensor<?x4x8x16xf32>) outs(%e1 : tensor<?x8x4x16xf32>) permutation = [0, 2, 1, 3]
+  %hc = tensor.collapse_shape %t [[0, 1], [2, 3]] : tensor<?x8x4x16xf32> into tensor<?x64xf32>
+  %c8 = arith.constant 8 : index
+  %rows = arith.muli %b, %c8 : index
+  %e3 = tensor.empty(%rows) : tensor<?x32xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e3 : tensor<?x32xf32>) -> tensor<?x32xf32>
+  %e4 = tensor.empty() : tensor<32x64xf32>
+  %wf = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%w : tensor<32x64xbf16>) outs(%e4 : tensor<32x64xf32>) {
+  ^bb0(%in: bf16, %out: f32):
+    %f = arith.extf %in : bf16 to f32
+    linalg.yield %f : f32
+  } -> tensor<32x64xf32>
+  %y = linalg.matmul indexing_maps = [#a, #bt, #c] ins(%hc, %wf : tensor<?x64xf32>, tensor<32x64xf32>) outs(%acc : tensor<?x32xf32>) -> tensor<?x32xf32>
+  return %y : tensor<?x32xf32>
+}

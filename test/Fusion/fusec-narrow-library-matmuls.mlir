@@ -61,3 +61,26 @@ func.func @left_alone(%x: tensor<16x32xf32>, %w: tensor<32x24xf32>, %h: tensor<1
   %v = linalg.matmul ins(%slice, %g : tensor<16x32xbf16>, tensor<32x24xbf16>) outs(%acc : tensor<16x24xf32>) -> tensor<16x24xf32>
   return %y, %z, %v : tensor<16x24xf32>, tensor<16x24xf32>, tensor<16x24xf32>
 }
+
+// -----
+
+// A dynamic row count: the bf16 accumulator and the widened copy are sized from the accumulator's
+// rows (tensor.dim), before the matmul.
+// CHECK-LABEL: func.func @dynamic_rows
+// CHECK:         %[[N:.*]] = tensor.dim %{{.*}}, %{{.*}} : tensor<?x24xf32>
+// CHECK:         tensor.empty(%[[N]]) : tensor<?x24xbf16>
+// CHECK:         %[[Y:.*]] = linalg.matmul {{.*}} {fusec.accumulate_f32} {{.*}} -> tensor<?x24xbf16>
+// CHECK:         tensor.empty(%{{.*}}) : tensor<?x24xf32>
+// CHECK:         linalg.generic {{.*}} ins(%[[Y]] : tensor<?x24xbf16>) outs(%{{.*}} : tensor<?x24xf32>)
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#bt = affine_map<(d0, d1, d2) -> (d1, d2)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @dynamic_rows(%x: tensor<?x32xbf16>, %w: tensor<24x32xbf16>) -> tensor<?x24xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %rows = tensor.dim %x, %c0 : tensor<?x32xbf16>
+  %e = tensor.empty(%rows) : tensor<?x24xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<?x24xf32>) -> tensor<?x24xf32>
+  %y = linalg.matmul indexing_maps = [#a, #bt, #c] ins(%x, %w : tensor<?x32xbf16>, tensor<24x32xbf16>) outs(%acc : tensor<?x24xf32>) -> tensor<?x24xf32>
+  return %y : tensor<?x24xf32>
+}

@@ -75,3 +75,5 @@ wb = torch.randn(80, 96, device=device, dtype=torch.bfloat16) / 10
 bb = torch.randn(80, device=device, dtype=torch.bfloat16)
 check("bf16 x @ w.T", lambda x, w: x @ w.T, (xb, wb), library=1, wgmma=False)
 check("bf16 linear + gelu", lambda x, w, b: F.gelu(F.linear(x, w, b)), (xb, wb, bb), library=1, wgmma=False)
+check("bf16 linear + gelu, dynamic rows", lambda x, w, b: F.gelu(F.linear(x, w, b)), (xb, wb, bb), library=1,
+      dynamic_shapes=({0: rows}, None, None), settings=(True,))
