@@ -30,12 +30,11 @@ from fusec.codegen.members import is_identity
 from fusec.mlir import ir
 from torch_mlir.dialects import linalg, tensor
 
+from .library_matmuls import transposes
 from .reshape_pointwise_loops import reassociation
 
 FLAG = "fusec-broadcast-batch-matmuls"
 SUMMARY = "Rewrite a batch_matmul of one matrix broadcast over the batch as a matmul over the batch's rows"
-
-_BATCH_MAPS = ["(d0, d1, d2, d3) -> (d0, d1, d3)", "(d0, d1, d2, d3) -> (d0, d3, d2)", "(d0, d1, d2, d3) -> (d0, d1, d2)"]
 
 
 def run(module_op, pass_) -> None:
@@ -68,11 +67,9 @@ def _rewrite(op) -> None:
     view = op.opview
     a, b = view.inputs
     out = view.outputs[0]
-    maps = [str(ir.AffineMapAttr(m).value) for m in view.indexing_maps] if "indexing_maps" in op.attributes \
-        else list(_BATCH_MAPS)
     source = _broadcast_source(b)
     types = [ir.RankedTensorType(v.type) for v in (a, b, out)]
-    if source is None or maps != _BATCH_MAPS or not all(t.has_static_shape for t in types):
+    if source is None or transposes(op) != (False, False) or not all(t.has_static_shape for t in types):
         return
     (batch, m, k), (_, _, n) = types[0].shape, types[2].shape
     with ir.InsertionPoint(op), op.location:

@@ -18,6 +18,14 @@ FLAG = "fusec-dissolve-groups"
 SUMMARY = "Inline fusec.group regions, tagging their ops with the group id"
 
 
+def tagged_groups(module_op) -> dict:
+    """{group id: its ops, in order} of the ops this pass tagged (what the passes after bufferization read)."""
+    groups: dict = {}
+    module_op.walk(lambda op: (groups.setdefault(ir.IntegerAttr(op.attributes["fusec.group"]).value, []).append(op)
+                               if "fusec.group" in op.attributes else None) or ir.WalkResult.ADVANCE)
+    return groups
+
+
 def run(module_op, pass_) -> None:
     groups = []
     module_op.walk(lambda op: (groups.append(op) if op.name == "fusec.group" else None) or ir.WalkResult.ADVANCE)

@@ -34,22 +34,21 @@ from fusec.codegen.wgmma_plan import TENSOR_CORES
 from fusec.mlir import ir
 from torch_mlir.dialects import func
 
+from .dissolve_groups import tagged_groups
+
 FLAG = "fusec-library-matmuls"
 SUMMARY = "Replace a matmul no fusec kernel builds by a call the runtime makes to a matmul library (cuBLAS)"
 
 LIBRARY = "fusec.library"  # on the call (what to do) and on the declaration it calls
 ACCUMULATE_F32 = "fusec.accumulate_f32"  # a 16-bit matmul --fusec-narrow-library-matmuls made for the library
 _FLOATS = ("f16", "bf16", "f32", "f64")
-# (dims of the iteration space, A's map, B's map, C's map) of each op, as dim positions; a transposed
-# operand swaps its last two.
-_LAYOUTS = {"linalg.matmul": (3, (0, 2), (2, 1), (0, 1)),
-            "linalg.batch_matmul": (4, (0, 1, 3), (0, 3, 2), (0, 1, 2))}
+# (A's map, B's map, C's map) of each op, as dim positions; a transposed operand swaps its last two.
+_LAYOUTS = {"linalg.matmul": ((0, 2), (2, 1), (0, 1)),
+            "linalg.batch_matmul": ((0, 1, 3), (0, 3, 2), (0, 1, 2))}
 
 
 def run(module_op, pass_) -> None:
-    groups: dict = {}
-    module_op.walk(lambda op: (groups.setdefault(ir.IntegerAttr(op.attributes["fusec.group"]).value, []).append(op)
-                               if "fusec.group" in op.attributes else None) or ir.WalkResult.ADVANCE)
+    groups = tagged_groups(module_op)
     declared: dict = {}  # the declaration's function type -> its name
     for gid, ops in groups.items():
         if ir.StringAttr(ops[0].attributes["fusec.group_kind"]).value != "contraction":
@@ -84,7 +83,13 @@ def library_layout(op):
     types = [ir.ShapedType(v.type) for v in op.operands[:3]]
     if any(str(t.element_type) not in _FLOATS for t in types):
         return f"element types {' x '.join(str(t.element_type) for t in types)} (floats are called)"
-    rank, a_map, b_map, c_map = _LAYOUTS[op.name]
+    return transposes(op)
+
+
+def transposes(op):
+    """(transpose_a, transpose_b) of a linalg.matmul or batch_matmul whose operands are (transposed)
+    row-major matrices, whatever their element types, or why they are not."""
+    a_map, b_map, c_map = _LAYOUTS[op.name]
     maps = [_positions(m) for m in ir.ArrayAttr(op.attributes["indexing_maps"])] \
         if "indexing_maps" in op.attributes else [a_map, b_map, c_map]
     swapped = lambda p: p[:-2] + (p[-1], p[-2])  # noqa: E731

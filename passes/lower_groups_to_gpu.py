@@ -52,6 +52,7 @@ from fusec.codegen.scan_plan import plan_scan
 from fusec.codegen.wgmma_plan import TENSOR_CORES, plan_wgmma
 from fusec.knobs import check_value, knob, parse_overrides, pass_option_name, pass_option_table
 
+from .dissolve_groups import tagged_groups
 from .l2_evict_last import tag_evict_last_loads
 from .read_only_arguments import tag_read_only_loads
 
@@ -81,9 +82,7 @@ _BUILDERS = {"row_registers": row_registers.build, "row_loop": row_loop.build, "
 
 def _lower(module_op, pass_, defaults: dict, schedule: str) -> None:
     """Lower every group of the module, each with `defaults` and its overrides from `schedule`."""
-    groups: dict = {}
-    module_op.walk(lambda op: (groups.setdefault(ir.IntegerAttr(op.attributes["fusec.group"]).value, []).append(op)
-                               if "fusec.group" in op.attributes else None) or ir.WalkResult.ADVANCE)
+    groups = tagged_groups(module_op)
     try:
         overrides = parse_overrides(schedule)
     except ValueError as err:
