@@ -32,6 +32,7 @@ region that holds the ATen op OP (`aten.gelu`), before it compiles: the crash te
 
 from __future__ import annotations
 
+import atexit
 import os
 import pickle
 import queue
@@ -100,6 +101,16 @@ class _Worker:
         finally:
             watchdog.cancel()
 
+    def close(self, seconds: float) -> None:
+        """End the worker: its stdin closed, `serve` returns; killed if it has not within `seconds`."""
+        try:
+            self.process.stdin.close()
+            self.process.wait(seconds)
+        except (OSError, subprocess.TimeoutExpired):
+            self.process.kill()
+            self.process.wait()
+        self.process.stdout.close()
+
 
 class _Pool:
     """Up to `size` workers; `run` takes an idle one (starting one if fewer are alive) for one job."""
@@ -135,6 +146,15 @@ class _Pool:
         self.idle.put(worker)
         return answer
 
+    def close(self) -> None:
+        """End the idle workers (at the process's exit: each is reaped, none left running)."""
+        while True:
+            try:
+                worker = self.idle.get_nowait()
+            except queue.Empty:
+                return
+            worker.close(5)
+
 
 _pool: _Pool | None = None
 _pool_lock = threading.Lock()
@@ -145,6 +165,7 @@ def _get_pool() -> _Pool:
     with _pool_lock:
         if _pool is None:
             _pool = _Pool(pool_size())
+            atexit.register(_pool.close)
         return _pool
 
 
