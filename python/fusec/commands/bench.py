@@ -242,12 +242,19 @@ def cmd_bench(argv) -> int:
         for entry in entries:
             rows.append(run_entry(entry, options, copy_GBs, args.repeat, args.debug, args.heuristic))
             print(text_line(row_cells(rows[-1]), width), flush=True)
+            _write_results(args, argv, head, props, options, copy_GBs, rows)
             if heuristic_line(rows[-1], width):
                 print(heuristic_line(rows[-1], width), flush=True)
             gc.collect()
             torch.cuda.empty_cache()
+    print("\n" + "\n".join(summary(rows)))
+    return 0 if all(r["status"] == "PASS" for r in rows) else 1
+
+
+def _write_results(args, argv, head: list, props, options: dict, copy_GBs: float, rows: list) -> None:
+    """Write --markdown and --json with the rows measured so far (after each entry: a run cut short,
+    by a timeout or an error, keeps what it measured)."""
     tail = summary(rows)
-    print("\n" + "\n".join(tail))
     command = shlex.join(["fusec", "bench", *argv])
     if args.markdown:
         with open(args.markdown, "w", encoding="utf-8") as f:
@@ -260,4 +267,3 @@ def cmd_bench(argv) -> int:
                        "command": command, "suite": args.suite, "python": sys.version.split()[0],
                        "compile_options": options,
                        "copy_GBs_read_plus_write": copy_GBs, "repeat": args.repeat, "rows": rows}, f, indent=1)
-    return 0 if all(r["status"] == "PASS" for r in rows) else 1
