@@ -87,7 +87,7 @@ def _fuse(o: CompileOptions) -> list[str]:
             "fusec-erase-unused-results", "fusec-fold-empty-tensors", "fusec-materialize-returned-constants",
             "fusec-fold-splat-constants",
             "fusec-fold-unit-reshapes", "fusec-inline-iotas", *split,
-            "canonicalize", "cse",
+            "func.func(resolve-ranked-shaped-type-result-dims)", "canonicalize", "cse",
             "fusec-hoist-parallel-dims", "fusec-clone-cheap-producers", "fusec-classify-ops",
             pass_options(dataclasses.replace(o, wgmma=_wgmma(o)), FORM)]
 
@@ -124,7 +124,7 @@ def _bufferize_and_outline(o: CompileOptions) -> list[str]:
     return [
         "fusec-dissolve-groups", "fusec-blockwise-sums",
         "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}",
-        *_library(o), "fusec-outline-groups-to-functions",
+        *_library(o), "lower-affine", "fusec-outline-groups-to-functions",
         "canonicalize",
     ]
 

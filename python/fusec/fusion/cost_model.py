@@ -27,6 +27,7 @@ import math
 from fusec.knobs import knob
 
 from .epilogues import epilogue_rule
+from .shapes import elements, shown
 from .scans import scan_rule
 from .siblings import absorb_sole_readers, merge_siblings
 
@@ -286,17 +287,17 @@ class _Former:
                 return False, 5, "its values are also used by other kernels: materialized"
             if node.index_maps and not _same(other.shape, group.shape):
                 rule, reason = 1, "read through an index map (a slice, a cat, a transpose): recomputed at the points read"
-            elif not (_same(other.shape, group.shape) or math.prod(other.shape) < math.prod(group.shape)):
-                return False, 1, (f"shape {list(other.shape)} is not broadcast into the group's "
-                                  f"{list(group.shape)}")
+            elif not (_same(other.shape, group.shape) or elements(other.shape) < elements(group.shape)):
+                return False, 1, (f"shape {shown(other.shape)} is not broadcast into the group's "
+                                  f"{shown(group.shape)}")
             else:
                 rule, reason = 1, "broadcast producer recomputed inside the consumer's kernel"
         elif other.kind == "reduction" and group.kind == "reduction":
             if _same(other.shape, group.shape) and other.reduced_axes == group.reduced_axes:
                 rule, reason = 3, "reductions over the same rows and axes share one kernel"
             else:
-                return False, 4, (f"reduces dims {list(other.reduced_axes)} of {list(other.shape)}; the group "
-                                  f"reduces dims {list(group.reduced_axes)} of {list(group.shape)}")
+                return False, 4, (f"reduces dims {list(other.reduced_axes)} of {shown(other.shape)}; the group "
+                                  f"reduces dims {list(group.reduced_axes)} of {shown(group.shape)}")
         else:
             return False, 7 if other.kind in ("contraction", "opaque") else 4, f"a {other.kind} group"
         regs = estimate_registers([self.nodes[i] for i in group.members + other.members])
@@ -367,25 +368,25 @@ class _Former:
             if group.kind == "pointwise":
                 if _same(node.out_shape, group.shape):
                     return True, 1, "pointwise chain over the same shape"
-                return False, 1, f"shape {list(node.out_shape)} differs from the group's {list(group.shape)}"
+                return False, 1, f"shape {shown(node.out_shape)} differs from the group's {shown(group.shape)}"
             if not operand.reads_rows_only:
                 return False, 2, "reads the reduced value at other rows than its own"
             if _same(node.out_shape, group.shape):
                 return True, 2, "epilogue over the reduction's rows"
             if _same(node.out_shape, group.reduced_shape) or _same(node.out_shape, group.rows):
                 return True, 2, "epilogue on the reduced value (one per row)"
-            return False, 2, f"shape {list(node.out_shape)} matches neither the rows nor the reduced value"
+            return False, 2, f"shape {shown(node.out_shape)} matches neither the rows nor the reduced value"
         if node.kind == "reduction":
             if not node.row_template:
                 return False, 4, "this reduction is not over the innermost dims of its input: it gets its own kernel"
             if group.kind == "pointwise":
                 if _same(node.shape, group.shape):
                     return True, 2, "prologue of the reduction"
-                return False, 2, f"the reduction runs over {list(node.shape)}, the group over {list(group.shape)}"
+                return False, 2, f"the reduction runs over {shown(node.shape)}, the group over {shown(group.shape)}"
             if _same(node.shape, group.shape) and tuple(node.reduced_axes) == tuple(group.reduced_axes):
                 return True, 3, "reduction over the same rows and axes"
-            return False, 4, (f"reduces dims {list(node.reduced_axes)} of {list(node.shape)}; the group reduces "
-                              f"dims {list(group.reduced_axes)} of {list(group.shape)}")
+            return False, 4, (f"reduces dims {list(node.reduced_axes)} of {shown(node.shape)}; the group reduces "
+                              f"dims {list(group.reduced_axes)} of {shown(group.shape)}")
         return False, 7, f"{node.kind} ops end groups"
 
     def _join(self, group: Group, node: OpNode) -> None:

@@ -10,6 +10,8 @@ the product elsewhere (a transpose), a reduction or another matmul starts a new 
 
 from __future__ import annotations
 
+from .shapes import shown
+
 __all__ = ["epilogue_rule"]
 
 POINTWISE_KINDS = ("pointwise", "broadcast")
@@ -22,7 +24,7 @@ def epilogue_rule(former, group, node):
     if product is None or not product.tensor_cores:
         return False, 7, "the producer's group is contraction: such ops end groups"
     if node.kind not in POINTWISE_KINDS or node.index_maps or tuple(node.out_shape) != tuple(product.out_shape):
-        return False, 7, f"only pointwise ops over the matmul's {list(product.out_shape)} join its kernel"
+        return False, 7, f"only pointwise ops over the matmul's {shown(product.out_shape)} join its kernel"
     inside = [o for o in node.operands
               if o.producer in former.group_of and former._find(former.group_of[o.producer]) == group.id]
     if not all(o.reads_rows_only for o in inside):

@@ -10,6 +10,8 @@ reduction or another scan over the scan's values starts a new kernel (rule 4).
 
 from __future__ import annotations
 
+from .shapes import shown
+
 __all__ = ["scan_rule"]
 
 POINTWISE_KINDS = ("pointwise", "broadcast")
@@ -21,9 +23,9 @@ def scan_rule(former, group, node):
     if node.kind == "scan":
         if group.kind == "pointwise" and tuple(node.shape) == tuple(group.shape):
             return True, 2, "prologue of the scan"
-        return False, 4, f"a scan starts its own kernel after a {group.kind} group of {list(group.shape)}"
+        return False, 4, f"a scan starts its own kernel after a {group.kind} group of {shown(group.shape)}"
     if node.kind not in POINTWISE_KINDS or tuple(node.out_shape) != tuple(group.shape):
-        return False, 4, f"only pointwise ops over the scan's {list(group.shape)} join a scan's kernel"
+        return False, 4, f"only pointwise ops over the scan's {shown(group.shape)} join a scan's kernel"
     inside = [o for o in node.operands
               if o.producer in former.group_of and former._find(former.group_of[o.producer]) == group.id]
     if node.index_maps or not all(o.reads_rows_only for o in inside):

@@ -77,3 +77,12 @@ check("bf16 x @ w.T", lambda x, w: x @ w.T, (xb, wb), library=1, wgmma=False)
 check("bf16 linear + gelu", lambda x, w, b: F.gelu(F.linear(x, w, b)), (xb, wb, bb), library=1, wgmma=False)
 check("bf16 linear + gelu, dynamic rows", lambda x, w, b: F.gelu(F.linear(x, w, b)), (xb, wb, bb), library=1,
       dynamic_shapes=({0: rows}, None, None), settings=(True,))
+# An attention block's output projection with a dynamic batch: the heads merged in bf16 (the
+# transpose under the reshape, moved below the cast by --fusec-contraction-operands) and the copy
+# sized from the input's batch. It stopped at a host `affine.apply` (the cpu target) and a host
+# `arith.cmpi` of a dead transpose kept alive by a `tensor.dim` (cuda).
+batch = torch.export.Dim("batch", min=1, max=64)
+hb = torch.randn(2, 4, 16, 24, device=device, dtype=torch.bfloat16)
+check("bf16 linear of heads, dynamic batch",
+      lambda h, w, b: F.linear(h.transpose(1, 2).reshape(h.shape[0], 16, 96), w, b), (hb, wb, bb), library=1,
+      dynamic_shapes=({0: batch}, None, None), settings=(True,))
