@@ -26,11 +26,11 @@ After:
 
 from __future__ import annotations
 
+from fusec.codegen.matmul_layouts import transposes
 from fusec.codegen.members import is_identity
 from fusec.mlir import ir
 from torch_mlir.dialects import linalg, tensor
 
-from .library_matmuls import transposes
 from .reshape_pointwise_loops import reassociation
 
 FLAG = "fusec-broadcast-batch-matmuls"

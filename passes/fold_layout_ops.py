@@ -37,6 +37,7 @@ After:
 
 from __future__ import annotations
 
+from fusec.codegen.matmul_layouts import is_zero_fill, library_layout
 from fusec.mlir import ir
 from torch_mlir.dialects import arith, linalg, tensor
 
@@ -44,6 +45,7 @@ from .classify_ops import indexing_maps, iterator_kinds
 
 FLAG = "fusec-fold-layout-ops"
 SUMMARY = "Fold slices, transposes and their reshapes into the indexing maps of their consumers"
+OPTIONS = {"library-slices": (False, "leave a slice a matmul reads (the runtime's library reads it as a strided view)")}
 
 _MOVES = ("tensor.extract_slice", "linalg.transpose")  # ops that change which elements are read
 _RESHAPES = ("tensor.expand_shape", "tensor.collapse_shape", "tensor.cast")
@@ -232,8 +234,34 @@ def _pointwise_input(consumer, number: int) -> bool:
         and all(k == "parallel" for k in iterator_kinds(consumer))
 
 
-def _fold_use(use) -> None:
+_CONTRACTIONS = ("linalg.matmul", "linalg.batch_matmul")
+
+
+def library_slice(value) -> bool:
+    """A slice a matmul may read as it lies: a `tensor.extract_slice` with static offsets and unit
+    strides (q, k or v split from one projection) whose source is no other layout op's result."""
+    if is_layout_result(value) and value.owner.name == "tensor.extract_slice":
+        op = value.owner
+        offsets, strides = _ints(op.attributes["static_offsets"]), _ints(op.attributes["static_strides"])
+        return _DYNAMIC not in offsets and all(s == 1 for s in strides) and not is_layout_result(op.operands[0]) \
+            and len(op.operands) == 1 + sum(1 for n in _ints(op.attributes["static_sizes"]) if n == _DYNAMIC)
+    return False
+
+
+def _library_reads(op) -> bool:
+    """Whether --fusec-library-matmuls will call the library for this matmul (on tensors): a
+    (transposed) row-major float matmul into a zero fill. Only then may a slice stay for it: the
+    loop lowering's kernels read no strided views."""
+    if op.name not in _CONTRACTIONS or isinstance(library_layout(op), str):
+        return False
+    init = op.operands[2]
+    return not isinstance(init.owner, ir.Block) and is_zero_fill(init.owner)
+
+
+def _fold_use(use, library_slices: bool) -> None:
     value = use.owner.operands[use.operand_number]
+    if library_slices and use.operand_number < 2 and _library_reads(use.owner) and library_slice(value):
+        return
     found = view(value)
     if found is None or not _worth_folding(found[0], found[2]):
         return
@@ -254,12 +282,12 @@ def _erase_dead(ops) -> None:
             op.erase()
 
 
-def run(module_op, pass_) -> None:
+def run(module_op, pass_, library_slices: bool) -> None:
     layout = []
     module_op.walk(lambda op: (layout.append(op) if op.name in LAYOUT_OPS and op.parent.name != "linalg.generic"
                                else None) or ir.WalkResult.ADVANCE)
     for op in layout:
         for use in list(op.results[0].uses):
             if use.owner.name not in LAYOUT_OPS:
-                _fold_use(use)
+                _fold_use(use, library_slices)
     _erase_dead(layout)

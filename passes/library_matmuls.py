@@ -9,7 +9,9 @@ groups are lowered, this pass replaces such a group, a `linalg.matmul` or `linal
 the fill of zeros it accumulates into, with a `func.call` to a declaration marked `fusec.library`;
 the launch manifest turns that call into a `matmul` step (`fusec.manifest`), performed between the
 kernels on the same stream (`fusec.runtime.executable`). The operands are read where they lie: a
-transposed operand (nn.Linear's [N, K] weight, `fusec-contraction-operands`) is a flag, not a copy.
+transposed operand (nn.Linear's [N, K] weight, `fusec-contraction-operands`) is a flag, not a copy,
+and a slice (q, k and v split from one projection, left by `fusec-fold-layout-ops{library-slices=1}`)
+is a strided view of its buffer (the manifest's `offset` and `strides`).
 
 A group it cannot express is left to the loop lowering, and FUSEC_DEBUG=1 says why: other members
 than the fill and the matmul, an accumulator that is not zeros, maps other than (transposed)
@@ -30,6 +32,7 @@ from __future__ import annotations
 import os
 import sys
 
+from fusec.codegen.matmul_layouts import LAYOUTS, is_zero_fill, library_layout
 from fusec.codegen.wgmma_plan import TENSOR_CORES
 from fusec.mlir import ir
 from torch_mlir.dialects import func
@@ -41,10 +44,6 @@ SUMMARY = "Replace a matmul no fusec kernel builds by a call the runtime makes t
 
 LIBRARY = "fusec.library"  # on the call (what to do) and on the declaration it calls
 ACCUMULATE_F32 = "fusec.accumulate_f32"  # a 16-bit matmul --fusec-narrow-library-matmuls made for the library
-_FLOATS = ("f16", "bf16", "f32", "f64")
-# (A's map, B's map, C's map) of each op, as dim positions; a transposed operand swaps its last two.
-_LAYOUTS = {"linalg.matmul": ((0, 2), (2, 1), (0, 1)),
-            "linalg.batch_matmul": ((0, 1, 3), (0, 3, 2), (0, 1, 2))}
 
 
 def run(module_op, pass_) -> None:
@@ -70,47 +69,10 @@ def run(module_op, pass_) -> None:
         _replace(module_op, matmul, fill, call, declared)
 
 
-def _positions(map_attr) -> tuple:
-    results = ir.AffineMapAttr(map_attr).value.results
-    if not all(isinstance(e, ir.AffineDimExpr) for e in results):  # (results come downcast)
-        return ()
-    return tuple(e.position for e in results)
-
-
-def library_layout(op):
-    """(transpose_a, transpose_b) of a linalg.matmul or batch_matmul (on tensors or buffers) whose
-    operands are (transposed) row-major matrices of floats, or why the library cannot take it."""
-    types = [ir.ShapedType(v.type) for v in op.operands[:3]]
-    if any(str(t.element_type) not in _FLOATS for t in types):
-        return f"element types {' x '.join(str(t.element_type) for t in types)} (floats are called)"
-    return transposes(op)
-
-
-def transposes(op):
-    """(transpose_a, transpose_b) of a linalg.matmul or batch_matmul whose operands are (transposed)
-    row-major matrices, whatever their element types, or why they are not."""
-    a_map, b_map, c_map = _LAYOUTS[op.name]
-    maps = [_positions(m) for m in ir.ArrayAttr(op.attributes["indexing_maps"])] \
-        if "indexing_maps" in op.attributes else [a_map, b_map, c_map]
-    swapped = lambda p: p[:-2] + (p[-1], p[-2])  # noqa: E731
-    if maps[2] != c_map or maps[0] not in (a_map, swapped(a_map)) or maps[1] not in (b_map, swapped(b_map)):
-        return f"indexing maps {maps} are not (transposed) row-major matrices"
-    return maps[0] != a_map, maps[1] != b_map
-
-
-def is_zero_fill(op) -> bool:
-    """Whether `op` is a linalg.fill of the float constant 0."""
-    if op is None or op.name != "linalg.fill":
-        return False
-    zero = op.operands[0].owner
-    return (zero.name == "arith.constant" and isinstance(zero.attributes["value"], ir.FloatAttr)
-            and float(ir.FloatAttr(zero.attributes["value"]).value) == 0.0)
-
-
 def _library_call(ops):
     """(the matmul, the fill of its accumulator, the call's attributes) of a contraction group the
     library can compute, or why not."""
-    matmuls = [op for op in ops if op.name in _LAYOUTS]
+    matmuls = [op for op in ops if op.name in LAYOUTS]
     if len(matmuls) != 1:
         return "not one linalg.matmul or linalg.batch_matmul"
     matmul = matmuls[0]
@@ -120,14 +82,24 @@ def _library_call(ops):
     if not is_zero_fill(fills[0]):
         return "its accumulator starts from something other than zeros"
     types = [ir.MemRefType(v.type) for v in matmul.operands[:3]]
-    if any(not (isinstance(t.layout, ir.AffineMapAttr)
-                and t.layout.value == ir.AffineMap.get_identity(t.rank)) for t in types):
+    if not _row_major(types[2]) or not all(_row_major(t) or _static_strides(t) for t in types[:2]):
         return "an operand with a strided layout"
     layout = library_layout(matmul)
     if isinstance(layout, str):
         return layout
     call = {"op": matmul.name.removeprefix("linalg."), "transpose_a": layout[0], "transpose_b": layout[1]}
     return matmul, fills[0], call
+
+
+def _row_major(t: ir.MemRefType) -> bool:
+    return isinstance(t.layout, ir.AffineMapAttr) and t.layout.value == ir.AffineMap.get_identity(t.rank)
+
+
+def _static_strides(t: ir.MemRefType) -> bool:
+    """A slice of a buffer at a static offset with static strides (q, k or v of one projection,
+    left by `fusec-fold-layout-ops{library-slices=1}`): the library reads it where it lies."""
+    strides, offset = t.get_strides_and_offset()
+    return not any(t.is_dynamic_stride_or_offset(x) for x in (*strides, offset))
 
 
 def _replace(module_op, matmul, fill, call: dict, declared: dict) -> None:

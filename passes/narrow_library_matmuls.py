@@ -28,13 +28,14 @@ After:
 
 from __future__ import annotations
 
+from fusec.codegen.matmul_layouts import is_zero_fill, library_layout
 from fusec.codegen.members import is_identity
 from fusec.codegen.wgmma_plan import tensor_core_problem
 from fusec.mlir import ir
 from torch_mlir.dialects import arith, linalg
 
 from .fold_empty_tensors import empty_like
-from .library_matmuls import ACCUMULATE_F32, is_zero_fill, library_layout
+from .library_matmuls import ACCUMULATE_F32
 
 FLAG = "fusec-narrow-library-matmuls"
 SUMMARY = "Make a 16-bit matmul the library computes write a 16-bit result (cuBLAS accumulates in fp32)"

@@ -50,7 +50,7 @@ FLAG = "fusec-outline-groups-to-functions"
 SUMMARY = "Outline each fused group of ops on buffers into a function the host calls (CPU target)"
 
 _HOISTED = ("memref.alloc", "memref.alloca", "arith.constant", "memref.get_global",
-            "memref.expand_shape", "memref.collapse_shape", "memref.cast", "memref.dim")
+            "memref.expand_shape", "memref.collapse_shape", "memref.cast", "memref.dim", "memref.subview")
 _DYNAMIC = ir.ShapedType.get_dynamic_size()
 _HOST_ONLY = ("memref.copy", "memref.dealloc", "func.return", "func.call")
 

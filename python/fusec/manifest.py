@@ -66,11 +66,13 @@ def format_size(expr) -> str:
 
 
 def describe_library_step(step: dict) -> str:
-    """A library matmul step as text: `torch.mm: [32, 64] @ [96, 64]^T -> [32, 96]`."""
+    """A library matmul step as text: `torch.mm: [32, 64] @ [96, 64]^T -> [32, 96]`; a slice read
+    where it lies names its buffer: `[4, 128, 64] of arg0 at +64`."""
     fn = {"matmul": "torch.mm", "batch_matmul": "torch.bmm"}[step["op"]]
 
     def shape(operand, transposed):
-        return "[" + ", ".join(map(format_size, operand["shape"])) + "]" + ("^T" if transposed else "")
+        text = "[" + ", ".join(map(format_size, operand["shape"])) + "]" + ("^T" if transposed else "")
+        return text + (f" of {operand['buffer']} at +{operand['offset']}" if "strides" in operand else "")
 
     return (f"{fn}: {shape(step['a'], step['transpose_a'])} @ {shape(step['b'], step['transpose_b'])} "
             f"-> {shape(step['out'], False)} (PyTorch's library: cuBLAS on the GPU)")
@@ -153,8 +155,12 @@ def extract_manifest(module, *, target: str = "cuda", artifact_key: str = "ptx",
             bname = f"buf{len(buffers)}"
             buffers.append({"name": bname, "shape": shape, "dtype": dtype, "role": "intermediate"})
             values[op.result] = ("buffer", bname, shape)
+        elif opname == "memref.subview":
+            values[op.result] = _strided_view(op, values, where(op))
         elif opname in _VIEW_OPS:
             src = values.get(op.operands[0])
+            if src is not None:
+                _not_strided(src, where(op))
             if src is None or src[0] not in ("buffer", "view"):
                 raise FusecError(f"{opname} of an unknown buffer", location=where(op))
             shape, dtype = _memref_info(op.result, where(op), _view_sizes(op, src[2], values, where(op)))
@@ -287,10 +293,37 @@ def _view_sizes(op, source_shape, values, where):
     return sizes
 
 
+def _strided_view(op, values, where) -> tuple:
+    """A slice of a buffer that a library matmul reads as it lies (fusec-fold-layout-ops leaves it,
+    `library-slices`): ("strided", buffer, shape, dtype, offset, strides), offset and strides in
+    elements of the buffer, static."""
+    src = values.get(op.operands[0])
+    if src is None or src[0] not in ("buffer", "view"):
+        raise FusecError("memref.subview of an unknown buffer", location=where)
+    t = ir.MemRefType(op.result.type)
+    strides, offset = t.get_strides_and_offset()
+    if any(t.is_dynamic_stride_or_offset(x) for x in (*strides, offset)):
+        raise FusecError(f"a slice with dynamic strides or offset ({t}) cannot be a library matmul's operand",
+                         location=where)
+    elem = str(t.element_type)
+    if elem not in DTYPES:
+        raise FusecError(f"element type {elem} is not supported", location=where)
+    sizes = [_size(v, values, where) for v in list(op.operands)[1:]]
+    shape = [sizes.pop(0) if d == ir.ShapedType.get_dynamic_size() else d for d in t.shape]
+    return ("strided", src[1], shape, DTYPES[elem], int(offset), [int(x) for x in strides])
+
+
+def _not_strided(ref, where) -> None:
+    if ref[0] == "strided":
+        raise FusecError("a slice read as a strided view is only a library matmul's operand; here another "
+                         "step reads it", location=where)
+
+
 def _buffer_ref(values, value, where):
     ref = values.get(value)
     if ref is None or ref[0] == "scalar":
         raise FusecError("expected a buffer operand", location=where)
+    _not_strided(ref, where)
     return ref[1]
 
 
@@ -298,6 +331,7 @@ def _output(values, value, where):
     ref = values.get(value)
     if ref is None or ref[0] == "scalar":
         raise FusecError("the host function returns a value that is not a buffer", location=where)
+    _not_strided(ref, where)
     if ref[0] == "view":
         return {"buffer": ref[1], "shape": ref[2], "dtype": ref[3]}
     _, dtype = _memref_info(value, where, [d for d in ref[2] if not isinstance(d, int)])
@@ -323,6 +357,7 @@ def _kernel_args(operands, values, where) -> list[dict]:
                 raise FusecError(f"scalar kernel argument of type {ref[1]} is not supported", location=where)
             args.append({"kind": "scalar", "type": _SCALAR_TYPES[ref[1]], "value": ref[2]})
         else:
+            _not_strided(ref, where)
             args.append({"kind": "buffer", "name": ref[1]})
     return args
 
@@ -337,6 +372,8 @@ def _library_step(call, values, where) -> dict:
         if ref is None or ref[0] == "scalar":
             raise FusecError("a matmul operand that is not a buffer the host knows", location=where)
         operands.append({"buffer": ref[1], "shape": ref[2]})
+        if ref[0] == "strided":  # a slice read where it lies
+            operands[-1].update(offset=ref[4], strides=ref[5])
     a, b, out = operands
     return {"op": ir.StringAttr(said["op"]).value, "a": a, "b": b, "out": out,
             "transpose_a": ir.BoolAttr(said["transpose_a"]).value, "transpose_b": ir.BoolAttr(said["transpose_b"]).value}

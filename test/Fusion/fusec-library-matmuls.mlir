@@ -93,3 +93,34 @@ func.func @left_alone(%x: memref<32x64xf32>, %w: memref<64x96xf32>, %i: memref<3
       ins(%h, %g : memref<32x64xbf16>, memref<96x64xbf16>) outs(%ct : memref<32x96xf32>)
   return
 }
+
+// -----
+
+// A slice at a static offset with static strides (q and k of one projection) is called as it lies:
+// the declaration takes the strided types. An output that is a slice is not (C must be row-major).
+// CHECK-LABEL: func.func @slices
+// CHECK:         %[[Q:.*]] = memref.subview %{{.*}}[0, 0, 0]
+// CHECK:         %[[K:.*]] = memref.subview %{{.*}}[0, 0, 24]
+// CHECK:         call @fusec_batch_matmul_{{[0-9]+}}(%[[Q]], %[[K]], %{{.*}}) {fusec.library = {op = "batch_matmul", transpose_a = false, transpose_b = true}}
+// CHECK-SAME:      (memref<4x32x24xf32, strided<[2304, 72, 1]>>, memref<4x32x24xf32, strided<[2304, 72, 1], offset: 24>>, memref<4x32x32xf32>) -> ()
+// CHECK:         linalg.matmul
+// CHECK:         func.func private @fusec_batch_matmul_{{[0-9]+}}(memref<4x32x24xf32, strided<[2304, 72, 1]>>, memref<4x32x24xf32, strided<[2304, 72, 1], offset: 24>>, memref<4x32x32xf32>)
+#a3 = affine_map<(b, m, n, k) -> (b, m, k)>
+#bt3 = affine_map<(b, m, n, k) -> (b, n, k)>
+#c3 = affine_map<(b, m, n, k) -> (b, m, n)>
+func.func @slices(%qkv: memref<4x32x72xf32>, %x: memref<8x64xf32>, %w: memref<64x48xf32>) {
+  %q = memref.subview %qkv[0, 0, 0] [4, 32, 24] [1, 1, 1] : memref<4x32x72xf32> to memref<4x32x24xf32, strided<[2304, 72, 1]>>
+  %k = memref.subview %qkv[0, 0, 24] [4, 32, 24] [1, 1, 1] : memref<4x32x72xf32> to memref<4x32x24xf32, strided<[2304, 72, 1], offset: 24>>
+  %zero = arith.constant 0.0 : f32
+  %s = memref.alloc() : memref<4x32x32xf32>
+  linalg.fill {fusec.group = 0 : i64, fusec.group_kind = "contraction"} ins(%zero : f32) outs(%s : memref<4x32x32xf32>)
+  linalg.batch_matmul indexing_maps = [#a3, #bt3, #c3] {fusec.group = 0 : i64, fusec.group_kind = "contraction"}
+      ins(%q, %k : memref<4x32x24xf32, strided<[2304, 72, 1]>>, memref<4x32x24xf32, strided<[2304, 72, 1], offset: 24>>)
+      outs(%s : memref<4x32x32xf32>)
+  %big = memref.alloc() : memref<8x96xf32>
+  %half = memref.subview %big[0, 0] [8, 48] [1, 1] : memref<8x96xf32> to memref<8x48xf32, strided<[96, 1]>>
+  linalg.fill {fusec.group = 1 : i64, fusec.group_kind = "contraction"} ins(%zero : f32) outs(%half : memref<8x48xf32, strided<[96, 1]>>)
+  linalg.matmul {fusec.group = 1 : i64, fusec.group_kind = "contraction"}
+      ins(%x, %w : memref<8x64xf32>, memref<64x48xf32>) outs(%half : memref<8x48xf32, strided<[96, 1]>>)
+  return
+}

@@ -27,8 +27,8 @@ import math
 from fusec.knobs import knob
 
 from .epilogues import epilogue_rule
-from .shapes import elements, shown
 from .scans import scan_rule
+from .shapes import elements, shown
 from .siblings import absorb_sole_readers, merge_siblings
 
 __all__ = ["OpNode", "Operand", "Group", "Decision", "FusionPolicy", "form_groups", "FUSION_MODES"]
@@ -119,8 +119,7 @@ _GATHERED = "reads the value at positions computed from data (a gather): it is w
 def estimate_registers(nodes: list[OpNode]) -> int:
     """Registers per thread of a fused kernel: a base for indices and addresses, one accumulator per
     reduction, and the live temporaries of the element expressions (about one per two ops)."""
-    reductions = sum(1 for n in nodes if n.kind == "reduction")
-    arithmetic = sum(n.cost for n in nodes)
+    reductions, arithmetic = sum(1 for n in nodes if n.kind == "reduction"), sum(n.cost for n in nodes)
     return 24 + 4 * reductions + math.ceil(arithmetic / 2) * 2
 
 

@@ -100,19 +100,24 @@ class LibraryMatmul:
     in their shapes (transposed where the step says), written into the output buffer. On the current
     stream, so it is ordered with the launches around it; with 16-bit operands into an fp32 result
     (the matmul reads bf16 and accumulates in fp32), cuBLAS's mixed-precision overload on the GPU,
-    operands widened to fp32 elsewhere."""
+    operands widened to fp32 elsewhere. An operand with `strides` is a slice of its buffer (q, k or v
+    of one projection), read where it lies."""
 
     OPS = {"matmul": torch.mm, "batch_matmul": torch.bmm}  # (manifest.LIBRARY_OPS)
 
     def __init__(self, step: dict, slot_of: dict):
         self._fn = self.OPS[step["op"]]
-        # (slot, shape (a list where static: evaluated once), transposed) of a, b and out
+        # (slot, shape (a list where static: evaluated once), transposed, (offset, strides) of a
+        # slice read where it lies or None) of a, b and out
         self._operands = [(slot_of[step[k]["buffer"]],
                            step[k]["shape"] if all(isinstance(d, int) for d in step[k]["shape"]) else tuple(step[k]["shape"]),
-                           step.get(f"transpose_{k}", False)) for k in ("a", "b", "out")]
+                           step.get(f"transpose_{k}", False),
+                           (step[k]["offset"], step[k]["strides"]) if "strides" in step[k] else None)
+                          for k in ("a", "b", "out")]
 
     def __call__(self, storage: list, symbols: dict) -> None:
-        a, b, out = (self._view(storage[slot], shape, transposed, symbols) for slot, shape, transposed in self._operands)
+        a, b, out = (self._view(storage[slot], shape, transposed, strided, symbols)
+                     for slot, shape, transposed, strided in self._operands)
         if a.dtype == b.dtype == out.dtype:
             self._fn(a, b, out=out)
         elif a.dtype == b.dtype and out.is_cuda:
@@ -121,8 +126,13 @@ class LibraryMatmul:
             self._fn(a.to(out.dtype), b.to(out.dtype), out=out)
 
     @staticmethod
-    def _view(t, shape, transposed: bool, symbols: dict):
-        t = t.view(shape if isinstance(shape, list) else [evaluate(d, symbols) for d in shape])
+    def _view(t, shape, transposed: bool, strided, symbols: dict):
+        shape = shape if isinstance(shape, list) else [evaluate(d, symbols) for d in shape]
+        if strided is None:
+            t = t.view(shape)
+        else:  # a slice of the buffer (its offset and strides in elements of the buffer)
+            offset, strides = strided
+            t = t.as_strided(shape, strides, t.storage_offset() + offset)
         return t.transpose(-1, -2) if transposed else t
 
 

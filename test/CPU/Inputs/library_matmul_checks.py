@@ -86,3 +86,11 @@ hb = torch.randn(2, 4, 16, 24, device=device, dtype=torch.bfloat16)
 check("bf16 linear of heads, dynamic batch",
       lambda h, w, b: F.linear(h.transpose(1, 2).reshape(h.shape[0], 16, 96), w, b), (hb, wb, bb), library=1,
       dynamic_shapes=({0: batch}, None, None), settings=(True,))
+# q, k and v split from one projection: the library reads each slice where it lies (a strided view of
+# the projection: the manifest's offset and strides, fusec-fold-layout-ops{library-slices=1}), where
+# a kernel copied q, k and v first. The loop lowering still reads copies.
+qkv = torch.randn(4, 32, 72, device=device)
+check("attention of q, k, v split", lambda t: torch.softmax(
+    t[..., :24] @ t[..., 24:48].transpose(-1, -2) * 0.2, -1) @ t[..., 48:], (qkv,), library=2)
+check("x[:, 32:] @ w.T, dynamic rows", lambda x, w: x[:, 32:] @ w[:, :64].T, (x, w), library=1,
+      dynamic_shapes=({0: rows}, None), settings=(True,))
