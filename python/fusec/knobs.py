@@ -142,7 +142,7 @@ KNOBS: tuple[Knob, ...] = (
     Knob("rows_per_block", 0, Range(0, 32, note=" (0: the heuristic)"), "row_registers kernels whose row takes "
          "one warp put this many rows in a block, a warp each, each row's reductions combined by the warp's "
          "shuffles alone (`rows_per_block`; 0: 8 rows, or 4 or 2, whichever divides a static count of more "
-         "than 64 rows; 1: a row a block)", LOWER, cli=True),
+         "than 64 rows, where a thread takes at most 2 vectors of its row; 1: a row a block)", LOWER, cli=True),
     Knob("row_prefetch", True, Flag(), "load the epilogue's inputs before the row's reductions, when registers "
          "allow", LOWER, schedule=True, cli=True),
     Knob("row_unroll", 4, Range(1, 16), "vectors per thread each trip of a row loop handles (loads in flight per "

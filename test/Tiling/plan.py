@@ -179,20 +179,24 @@ for facts, changes in ((rows(3000, 7001, windows=True), {}), (rows(4096, 50257, 
                        (rows(4096, 7, windows=True), {})):
     print(" ".join(f"{k}={v}" for k, v in plan(facts, knobs(**changes)).record().items()))
 # CHECK-LABEL: TEST: rows_per_block
-# Rows of a warp (512 floats: 128 vectors, 4 a thread) take 8 a block when their reductions combine by
-# shuffles alone (`warp_rows`) and the count divides; 4 where 8 does not; the knob's count; none with
-# 64 rows or fewer, a dynamic count, rows of more than a warp, or reductions a warp cannot combine.
-# CHECK-NEXT: schedule=row_registers rows=65536 row_length=512 threads=32 lanes=4 rows_per_block=8 vectors_per_thread=4
+# Rows of a warp with at most 2 vectors a thread (256 floats: 64 vectors) take 8 a block when their
+# reductions combine by shuffles alone (`warp_rows`) and the count divides; 4 where 8 does not; the
+# knob's count (also for rows of more vectors); none with 64 rows or fewer, a dynamic count, 3 or more
+# vectors a thread (512 floats: 4; they measured slower shared), rows of more than a warp, or
+# reductions a warp cannot combine.
+# CHECK-NEXT: schedule=row_registers rows=65536 row_length=256 threads=32 lanes=4 rows_per_block=8 vectors_per_thread=2
 # CHECK-NEXT: rows=300 {{.*}} rows_per_block=4
-# CHECK-NEXT: rows=65536 {{.*}} rows_per_block=2
-# CHECK-NEXT: rows=64 row_length=512 threads=128 lanes=4 vectors_per_thread=1
-# CHECK-NEXT: rows=dynamic row_length=512 threads=32 lanes=4 vectors_per_thread=4
-# CHECK-NEXT: rows=65536 row_length=1024 threads=64 lanes=4 vectors_per_thread=4
+# CHECK-NEXT: rows=65536 row_length=512 {{.*}} rows_per_block=2
+# CHECK-NEXT: rows=64 row_length=256 threads=64 lanes=4 vectors_per_thread=1
+# CHECK-NEXT: rows=dynamic row_length=256 threads=32 lanes=4 vectors_per_thread=2
 # CHECK-NEXT: rows=65536 row_length=512 threads=32 lanes=4 vectors_per_thread=4
-show("rows_per_block", rows(65536, 512, warp_rows=True))
-for facts, changes in ((rows(300, 512, warp_rows=True), {}), (rows(65536, 512, warp_rows=True), {"rows_per_block": 2}),
-                       (rows(64, 512, warp_rows=True), {}), (rows(None, 512, warp_rows=True), {}),
-                       (rows(65536, 1024, warp_rows=True), {}), (rows(65536, 512), {})):
+# CHECK-NEXT: rows=65536 row_length=1024 threads=64 lanes=4 vectors_per_thread=4
+# CHECK-NEXT: rows=65536 row_length=256 threads=32 lanes=4 vectors_per_thread=2
+show("rows_per_block", rows(65536, 256, warp_rows=True))
+for facts, changes in ((rows(300, 256, warp_rows=True), {}), (rows(65536, 512, warp_rows=True), {"rows_per_block": 2}),
+                       (rows(64, 256, warp_rows=True), {}), (rows(None, 256, warp_rows=True), {}),
+                       (rows(65536, 512, warp_rows=True), {}), (rows(65536, 1024, warp_rows=True), {}),
+                       (rows(65536, 256), {})):
     print(" ".join(f"{k}={v}" for k, v in plan(facts, knobs(**changes)).record().items()))
 # CHECK-LABEL: TEST: row_loop
 # With `row-cluster` 1 (or a row longer than 8 blocks hold: 8 x 1024 x 32 floats) the loop, 256 threads.

@@ -123,7 +123,7 @@ def _row_registers(facts: Facts, knobs: Knobs, lanes: int, variance: bool, windo
         vectors = _LONG_ROW_VECTORS if long_rows else knobs.vectors
         threads, per_thread = row_threads(-(-n_vectors // c), facts.n_rows, vectors)
         held = per_thread
-    per_block = _rows_per_block(facts, knobs, threads, held < per_thread or c > 1)
+    per_block = _rows_per_block(facts, knobs, threads, per_thread, held < per_thread or c > 1)
     looped = (knobs.row_persistent or long_rows) and held == per_thread and per_block == 1  # no hybrid, row a block
     next_row = knobs.persistent_prefetch or long_rows
     return Plan("row_registers", threads, lanes, rows=facts.n_rows, row_length=facts.row_length, cluster=c,
@@ -140,18 +140,26 @@ def _row_registers(facts: Facts, knobs: Knobs, lanes: int, variance: bool, windo
 # blocks, 1024 threads, half what it holds. Several rows a block, a warp each, fill it; a warp's
 # shuffles combine its row with no barrier and no shared memory.
 _ROWS_PER_BLOCK = (8, 4, 2)
+# The heuristic shares a block only among rows of at most this many vectors a thread. Rows of 1-2
+# vectors a thread gained 1.2-1.9x (H200, 2026-12-04: 65536x197, 131072x512 bf16); rows of 3-4 lost:
+# LayerNorm 50432x768 bf16 0.93x (H200), BERT embeddings + LayerNorm 65536x1024 bf16 0.93x
+# (H100, 2026-12-07: 91.4 us against 84.9 a row a block; torch.compile 84.6), 131072x512 fp32 0.99x.
+_SHARED_BLOCK_VECTORS = 2
 
 
-def _rows_per_block(facts: Facts, knobs: Knobs, threads: int, spread: bool) -> int:
+def _rows_per_block(facts: Facts, knobs: Knobs, threads: int, per_thread: int, spread: bool) -> int:
     """Rows a row_registers block takes, a warp each (`rows_per_block`): the knob's count, or the
     heuristic's (0: the most of _ROWS_PER_BLOCK that divides a static count of more than _FEW_ROWS
-    rows); 1 when a row takes more than a warp, a hybrid or a cluster (`spread`), or its reductions
-    need more than shuffles, or the count does not divide."""
+    rows, when a thread takes at most _SHARED_BLOCK_VECTORS vectors of its row); 1 when a row takes
+    more than a warp, a hybrid or a cluster (`spread`), or its reductions need more than shuffles, or
+    the count does not divide."""
     n = facts.n_rows
     if threads != _WARP or spread or not facts.warp_rows or n is None or knobs.rows_per_block == 1:
         return 1
     if knobs.rows_per_block:
         return knobs.rows_per_block if n % knobs.rows_per_block == 0 else 1
+    if per_thread > _SHARED_BLOCK_VECTORS:
+        return 1
     return next((r for r in _ROWS_PER_BLOCK if n > _FEW_ROWS and n % r == 0), 1)
 
 
