@@ -237,7 +237,7 @@ def _pointwise_input(consumer, number: int) -> bool:
 _CONTRACTIONS = ("linalg.matmul", "linalg.batch_matmul")
 
 
-def library_slice(value) -> bool:
+def _library_slice(value) -> bool:
     """A slice a matmul may read as it lies: a `tensor.extract_slice` with static offsets and unit
     strides (q, k or v split from one projection) whose source is no other layout op's result."""
     if is_layout_result(value) and value.owner.name == "tensor.extract_slice":
@@ -260,7 +260,7 @@ def _library_reads(op) -> bool:
 
 def _fold_use(use, library_slices: bool) -> None:
     value = use.owner.operands[use.operand_number]
-    if library_slices and use.operand_number < 2 and _library_reads(use.owner) and library_slice(value):
+    if library_slices and use.operand_number < 2 and _library_reads(use.owner) and _library_slice(value):
         return
     found = view(value)
     if found is None or not _worth_folding(found[0], found[2]):
