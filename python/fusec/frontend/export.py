@@ -81,6 +81,10 @@ def export_program(spec: ModelSpec, *, upcast_low_precision: bool = True) -> Exp
     module = spec.model if isinstance(spec.model, torch.nn.Module) else _AsModule(spec.model)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
+        # Dynamo reports the wrapper's own swap of the weights (functional_call) as a side effect of
+        # the model's forward: a warning about fusec's code, not the user's.
+        warnings.filterwarnings("ignore", message="While compiling, we found certain side effects",
+                                category=UserWarning)
         return _export(module, spec, upcast_low_precision)
 
 
