@@ -45,7 +45,7 @@ from .classify_ops import indexing_maps, iterator_kinds
 
 FLAG = "fusec-fold-layout-ops"
 SUMMARY = "Fold slices, transposes and their reshapes into the indexing maps of their consumers"
-OPTIONS = {"library-slices": (False, "leave a slice a matmul reads (the runtime's library reads it as a strided view)")}
+OPTIONS = {"library-slices": (False, "leave a slice (or select) a matmul reads (the runtime's library reads it as a strided view)")}
 
 _MOVES = ("tensor.extract_slice", "linalg.transpose")  # ops that change which elements are read
 _RESHAPES = ("tensor.expand_shape", "tensor.collapse_shape", "tensor.cast")
@@ -248,6 +248,30 @@ def _library_slice(value) -> bool:
     return False
 
 
+def _unit_collapse_of_library_slice(value) -> bool:
+    """A collapse that only drops unit dims of a slice the library may read (`x[1] @ w`: torch's
+    select is a slice and a squeeze): the same elements as a rank-reducing slice."""
+    if not (is_layout_result(value) and value.owner.name == "tensor.collapse_shape"):
+        return False
+    source = value.owner.operands[0]
+    if not _library_slice(source):
+        return False
+    shape = ir.RankedTensorType(source.type).shape
+    groups = [[ir.IntegerAttr(i).value for i in ir.ArrayAttr(g)] for g in ir.ArrayAttr(value.owner.attributes["reassociation"])]
+    return all(sum(1 for i in g if shape[i] != 1) <= 1 for g in groups)
+
+
+def _rank_reduced_slice(value):
+    """The slice under the unit collapse `value`, rebuilt to give `value`'s type directly (the unit
+    dims dropped by the slice itself): one strided view for the library, no reshape of it."""
+    collapse = value.owner
+    slice_op = collapse.operands[0].owner
+    with ir.InsertionPoint(collapse), collapse.location:
+        reduced = slice_op.clone()
+    reduced.results[0].set_type(value.type)
+    return reduced.results[0]
+
+
 def _library_reads(op) -> bool:
     """Whether --fusec-library-matmuls will call the library for this matmul (on tensors): a
     (transposed) row-major float matmul into a zero fill. Only then may a slice stay for it: the
@@ -260,8 +284,12 @@ def _library_reads(op) -> bool:
 
 def _fold_use(use, library_slices: bool) -> None:
     value = use.owner.operands[use.operand_number]
-    if library_slices and use.operand_number < 2 and _library_reads(use.owner) and _library_slice(value):
-        return
+    if library_slices and use.operand_number < 2 and _library_reads(use.owner):
+        if _library_slice(value):
+            return
+        if _unit_collapse_of_library_slice(value):
+            use.owner.operands[use.operand_number] = _rank_reduced_slice(value)
+            return
     found = view(value)
     if found is None or not _worth_folding(found[0], found[2]):
         return

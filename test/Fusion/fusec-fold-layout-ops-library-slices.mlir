@@ -48,3 +48,31 @@ func.func @not_for_the_library(%xi: tensor<8x64xi32>, %wi: tensor<32x16xi32>, %x
   %s = linalg.matmul ins(%every_other, %w : tensor<8x32xf32>, tensor<32x16xf32>) outs(%f : tensor<8x16xf32>) -> tensor<8x16xf32>
   return %ri, %r, %s : tensor<8x16xi32>, tensor<8x16xf32>, tensor<8x16xf32>
 }
+
+// -----
+// torch's select is a slice and a collapse of its unit dim (`x[1] @ w`, `x[:, 1] @ w`): the collapse
+// only drops unit dims, so the matmul reads one rank-reducing slice, a strided view as above.
+// CHECK-LABEL: func.func @selects
+// CHECK-NOT:     tensor.collapse_shape
+// CHECK-DAG:     %[[ROW:.*]] = tensor.extract_slice %{{.*}}[1, 0, 0] [1, 128, 64] [1, 1, 1] : tensor<4x128x64xf32> to tensor<128x64xf32>
+// CHECK-DAG:     %[[COL:.*]] = tensor.extract_slice %{{.*}}[0, 1, 0] [4, 1, 64] [1, 1, 1] : tensor<4x128x64xf32> to tensor<4x64xf32>
+// CHECK-NOT:     tensor.collapse_shape
+// CHECK:         linalg.matmul ins(%[[ROW]], %{{.*}} :
+// CHECK:         linalg.matmul ins(%[[COL]], %{{.*}} :
+// COPY-LABEL:  func.func @selects
+// COPY-NOT:      tensor.extract_slice
+// COPY-COUNT-2:  linalg.generic
+func.func @selects(%x: tensor<4x128x64xf32>, %w: tensor<64x32xf32>) -> (tensor<128x32xf32>, tensor<4x32xf32>) {
+  %s = tensor.extract_slice %x[1, 0, 0] [1, 128, 64] [1, 1, 1] : tensor<4x128x64xf32> to tensor<1x128x64xf32>
+  %row = tensor.collapse_shape %s [[0, 1], [2]] : tensor<1x128x64xf32> into tensor<128x64xf32>
+  %t = tensor.extract_slice %x[0, 1, 0] [4, 1, 64] [1, 1, 1] : tensor<4x128x64xf32> to tensor<4x1x64xf32>
+  %col = tensor.collapse_shape %t [[0, 1], [2]] : tensor<4x1x64xf32> into tensor<4x64xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<128x32xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<128x32xf32>) -> tensor<128x32xf32>
+  %r = linalg.matmul ins(%row, %w : tensor<128x64xf32>, tensor<64x32xf32>) outs(%f : tensor<128x32xf32>) -> tensor<128x32xf32>
+  %e2 = tensor.empty() : tensor<4x32xf32>
+  %f2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<4x32xf32>) -> tensor<4x32xf32>
+  %c = linalg.matmul ins(%col, %w : tensor<4x64xf32>, tensor<64x32xf32>) outs(%f2 : tensor<4x32xf32>) -> tensor<4x32xf32>
+  return %r, %c : tensor<128x32xf32>, tensor<4x32xf32>
+}

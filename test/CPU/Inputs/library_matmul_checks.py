@@ -94,3 +94,7 @@ check("attention of q, k, v split", lambda t: torch.softmax(
     t[..., :24] @ t[..., 24:48].transpose(-1, -2) * 0.2, -1) @ t[..., 48:], (qkv,), library=2)
 check("x[:, 32:] @ w.T, dynamic rows", lambda x, w: x[:, 32:] @ w[:, :64].T, (x, w), library=1,
       dynamic_shapes=({0: rows}, None), settings=(True,))
+# torch's select is a slice and a squeeze of the unit dim: read as a rank-reducing strided view too.
+x3 = torch.randn(4, 128, 64, device=device)
+check("x[1] @ b", lambda x, b: x[1] @ b, (x3, torch.randn(64, 32, device=device)), library=1)
+check("x[:, 1] @ w.T", lambda x, w: x[:, 1] @ w.T, (x3, torch.randn(48, 64, device=device)), library=1)
