@@ -18,10 +18,11 @@ from fusec.mlir import ir
 from fusec.passes.classify_ops import classify, combiner, full_input, indexing_maps
 
 from . import invariant_dims, online_softmax, prefetch, row_variance, windows
-from .combine import EMPTY
+from .combine import EMPTY, WARP
 from .indexing import DYNAMIC, across_dim, element_bytes, shifted_lanes, vector_access
 from .kernel import Member, has_identity
 from .plan import Facts
+from .plan_records import vector_lanes
 from .rows import row_outputs
 from .scan import read_scan_group
 
@@ -73,7 +74,8 @@ def read_group(ops, gid: int, kind: str) -> tuple[Facts, Group | None]:
         limits = []
         misses = {"outputs"} if any(_misses(w, limits) for _, w in outputs) else set()
         shapes = tuple(tuple(None if d == DYNAMIC else d for d in w.shape) for _, w in outputs)
-        loops, hoisted = invariant_dims.choose(group, shapes[0]) if len(set(shapes)) == 1 else ((), 0)
+        warp_run = WARP * vector_lanes(widths)  # elements in a warp's vectors of the narrowest type
+        loops, hoisted = invariant_dims.choose(group, shapes[0], warp_run) if len(set(shapes)) == 1 else ((), 0)
         return Facts(gid, element_bytes=widths, vector_misses=frozenset(misses), out_shapes=shapes,
                      max_lanes=min(limits, default=16), loop_dims=loops, loop_hoisted=hoisted), group
     problem = _read_rows(group)

@@ -17,7 +17,13 @@ IR values):
      an element is the weight of the ops that read no dim of D, times 1 - 1/(trips over D);
   4. take the set that saves most, if it saves at least `_MIN_SAVED` (a pointwise chain, a causal
      mask's compare, saves nothing worth a loop) and has at least `_MIN_TRIPS` trips; order its dims
-     so that the ones the most work reads are the outer loops.
+     so that the ones the most work reads are the outer loops;
+  5. but only among sets whose dims all lie outside a contiguous run of a warp's vectors or more
+     (`min_run` elements: the product of the dims inside the innermost loop dim). A warp's threads
+     take consecutive vectors of the kept dims; a loop dim inside a shorter run cuts what they read
+     into pieces. Eval BatchNorm of [64, 256, 56, 56] bf16 (its 1 / sqrt(var + eps) per channel) saves
+     as much looping over N and H as over N alone, and looping over H left each warp 4.5 rows of
+     112 bytes: 79% of copy on an H100, 0.81x torch.compile.
 """
 
 from __future__ import annotations
@@ -91,9 +97,10 @@ def _trace(member, point: tuple, seen: dict, ops: list) -> frozenset:
     return result
 
 
-def choose(group, shape: tuple) -> tuple[tuple, int]:
+def choose(group, shape: tuple, min_run: int) -> tuple[tuple, int]:
     """(the dims of the flat group's output `shape` (static) its threads should loop over, outermost
-    first, or () where no loop pays; the weight of an element's ops that read none of them)."""
+    first, or () where no loop pays; the weight of an element's ops that read none of them). Every
+    loop dim has at least `min_run` elements inside it (a warp's vectors)."""
     if len(shape) < 2 or None in shape:
         return (), 0
     point = tuple(frozenset([d]) for d in range(len(shape)))
@@ -105,6 +112,8 @@ def choose(group, shape: tuple) -> tuple[tuple, int]:
     best, best_saved, best_kept = (), 0.0, 0
     for k in range(1, len(outer) + 1):
         for dims in itertools.combinations(outer, k):
+            if math.prod(shape[max(dims) + 1:]) < min_run:
+                continue
             trips = math.prod(shape[d] for d in dims)
             kept = sum(w for reads, w in ops if not reads & set(dims))
             saved = kept * (1 - 1 / trips)
