@@ -39,10 +39,12 @@ import re
 import statistics
 import time
 import traceback
+import warnings
 
 import torch
 
 from .numerics import relative_error
+from .timing import quiet_profiler
 
 __all__ = ["IMPLEMENTATIONS", "ENTRIES", "Entry", "entries", "run_entry"]
 
@@ -163,14 +165,17 @@ def gpu_breakdown(forward, calls: int = 5) -> dict:
     from torch.profiler import ProfilerActivity, profile
 
     torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        for _ in range(calls):
-            forward()
-        torch.cuda.synchronize()
+    with warnings.catch_warnings():
+        quiet_profiler()
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            for _ in range(calls):
+                forward()
+            torch.cuda.synchronize()
+        events = prof.events()
     totals = {kind: 0.0 for kind, _ in _KINDS} | {"other": 0.0}
     by_name: dict = {}
     kernels = 0
-    for e in prof.events():
+    for e in events:
         if e.device_type == DeviceType.CUDA:
             totals[kernel_kind(e.name)] += e.device_time / calls
             by_name[e.name] = by_name.get(e.name, 0.0) + e.device_time / calls

@@ -9,6 +9,7 @@ is the bandwidth a memory-bound kernel is compared with.
 from __future__ import annotations
 
 import statistics
+import warnings
 
 import torch
 from torch.autograd import DeviceType
@@ -81,13 +82,21 @@ def gpu_time_us(fn, repeat: int, calls: int, graph: bool = True) -> tuple[float,
     return us, how
 
 
+def quiet_profiler() -> None:
+    """Inside `warnings.catch_warnings()`: torch 2.11's "Profiler clears events at the end of each
+    cycle" on reading a profile is about a scheduler's cycles, which a one-shot profile has none of."""
+    warnings.filterwarnings("ignore", message=".*Profiler clears events", category=UserWarning)
+
+
 def count_kernels(fn) -> int | None:
     """GPU operations (kernels, copies, fills) one call of `fn` runs, as the PyTorch profiler sees them."""
     try:
-        with profile(activities=[ProfilerActivity.CUDA]) as prof:
-            fn()
-            torch.cuda.synchronize()
-        return sum(e.device_type == DeviceType.CUDA for e in prof.events())
+        with warnings.catch_warnings():
+            quiet_profiler()
+            with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                fn()
+                torch.cuda.synchronize()
+            return sum(e.device_type == DeviceType.CUDA for e in prof.events())
     except Exception:  # noqa: BLE001 - a count is a nicety; the timing does not depend on it
         return None
 
