@@ -35,7 +35,7 @@ from fusec.mlir import ir
 
 from .classify_ops import indexing_maps, iterator_kinds
 from .gathers_through_pointwise import clone_mapped
-from .reshape_pointwise_loops import elementwise, static_shape
+from .reshape_pointwise_loops import elementwise, rows_shape
 
 FLAG = "fusec-inline-broadcast-producers"
 SUMMARY = "Compute a pointwise op of a reduced value at a partly broadcast shape inside each of its readers"
@@ -43,18 +43,32 @@ SUMMARY = "Compute a pointwise op of a reduced value at a partly broadcast shape
 _BUDGET = 8  # body ops (the yield included) of an op computed again in each reader
 
 
+def _size(value):
+    """(whether its rows are dynamic, its element count a row or in all): sizes compare only when both
+    are static or both read the same dynamic rows (the op's dim 0, which pointwise ops keep); None."""
+    shape = rows_shape(value)
+    if shape is None:
+        return None
+    return None in shape, math.prod(n for n in shape if n is not None)
+
+
+def _smaller(a, b) -> bool:
+    return a is not None and b is not None and a[0] == b[0] and a[1] < b[1]
+
+
 def _reduced_size(value, depth: int = 0):
-    """The element count of the reduction result `value` is computed from through pointwise ops (the
+    """The size (`_size`) of the reduction result `value` is computed from through pointwise ops (the
     smallest, if several), else None."""
     if isinstance(value.owner, ir.Block) or depth > 16 or value.owner.name != "linalg.generic":
         return None
     op = value.owner
     if "reduction" in iterator_kinds(op):
-        shape = static_shape(value)
-        return math.prod(shape) if shape is not None else None
-    if not elementwise(op):
+        return _size(value)
+    if not elementwise(op, True):
         return None
     sizes = [n for n in (_reduced_size(v, depth + 1) for v in op.opview.inputs) if n is not None]
+    if len({dynamic for dynamic, _ in sizes}) > 1:
+        return None
     return min(sizes) if sizes else None
 
 
@@ -67,28 +81,28 @@ def _broadcast_map(m) -> bool:
 def _feeds_larger(op, depth: int = 0) -> bool:
     """Whether every reader of `op` is an all-parallel op that reads it at a broadcast and has more
     elements than it, or has its shape and feeds such readers the same way (the shift reads the scale)."""
-    shape = static_shape(op.results[0])
+    size = _size(op.results[0])
     uses = list(op.results[0].uses)
     if not uses or depth > 16:
         return False
     for use in uses:
         reader = use.owner
-        if not elementwise(reader) or use.operand_number >= len(reader.opview.inputs) \
+        if not elementwise(reader, True) or use.operand_number >= len(reader.opview.inputs) \
                 or len(list(reader.regions[0].blocks[0].operations)) > 4 * _BUDGET \
                 or not _broadcast_map(indexing_maps(reader)[use.operand_number]):
             return False
-        size = math.prod(static_shape(reader.results[0]))
-        if size < math.prod(shape) or (size == math.prod(shape) and not _feeds_larger(reader, depth + 1)):
+        reader_size = _size(reader.results[0])
+        if reader_size is None or reader_size[0] != size[0] or reader_size[1] < size[1] \
+                or (reader_size == size and not _feeds_larger(reader, depth + 1)):
             return False
     return True
 
 
 def _inlinable(op) -> bool:
     """A small pointwise op of a reduced value, larger than it, whose readers are larger still."""
-    if not elementwise(op) or len(list(op.regions[0].blocks[0].operations)) > _BUDGET:
+    if not elementwise(op, True) or len(list(op.regions[0].blocks[0].operations)) > _BUDGET:
         return False
-    reduced = _reduced_size(op.results[0])
-    return reduced is not None and reduced < math.prod(static_shape(op.results[0])) and _feeds_larger(op)
+    return _smaller(_reduced_size(op.results[0]), _size(op.results[0])) and _feeds_larger(op)
 
 
 def _inline(producer, reader) -> None:

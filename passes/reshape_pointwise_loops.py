@@ -24,9 +24,16 @@ wherever one of those digits starts or ends), and reads:
 The result is reshaped back to S for the op's users; an elementwise user reads that reshape of a
 computed value, so it is rewritten the same way in its turn (GroupNorm then SiLU: both over F).
 
+Dynamic rows (a model compiled with a symbolic batch: [?, 128, 256] read through an expand of
+[?, 256]): only the outermost dim of the op and of the values it reads through reshapes may be
+dynamic. The digits are found as above with the element count a stand-in multiple of every static
+size (`_ROWS_STANDIN`), an operand's dynamic dim read at a loop dim as that loop's extent, and a
+source's from the element count of what reads it; F's outermost dim is then the dynamic one, its
+extent the op's rows times their width over F's row width (`tensor.dim` arithmetic).
+
 Only reshapes of a linalg.generic's result count (a contraction's is in memory anyway, a cast of a
 weight is moved onto the weight by fusec-reshapes-before-pointwise). The op is left alone when it has
-a dynamic dim, reads the loop indices, is marked by another fusec pass, an operand at S's index is
+a dynamic dim other than the outermost, reads the loop indices, is marked by another fusec pass, an operand at S's index is
 computed by something other than a cast of a function input (its reshape would be a new rule-7
 boundary), or some reader of its result, directly or through elementwise readers, could not follow
 it to F: a reduction (the reshape would end that reduction's prologue) or an elementwise op with
@@ -48,8 +55,9 @@ from __future__ import annotations
 
 import math
 
+from fusec.codegen.reshape_digits import loop_shape, source_digits, strides
 from fusec.mlir import ir
-from torch_mlir.dialects import tensor
+from torch_mlir.dialects import arith, tensor
 
 from .classify_ops import indexing_maps, iterator_kinds
 from .reshapes_before_pointwise import ends_at_input
@@ -61,14 +69,6 @@ _RESHAPES = ("tensor.collapse_shape", "tensor.expand_shape")
 _CHEAP_BODY = 2  # a cast and its yield: a producer reshapes_before_pointwise moves a reshape over
 
 
-def _strides(shape) -> list[int]:
-    out, step = [], 1
-    for size in reversed(shape):
-        out.append(step)
-        step *= size
-    return out[::-1]
-
-
 def static_shape(value) -> list[int] | None:
     t = value.type
     if not isinstance(t, ir.RankedTensorType) or not t.has_static_shape:
@@ -76,62 +76,45 @@ def static_shape(value) -> list[int] | None:
     return list(t.shape)
 
 
+def rows_shape(value) -> list | None:
+    """A ranked tensor's shape with None for a dynamic outermost dim (the rows); None when another
+    dim is dynamic."""
+    t = value.type
+    if not isinstance(t, ir.RankedTensorType):
+        return None
+    shape = list(t.shape)
+    if any(ir.ShapedType.is_dynamic_size(d) for d in shape[1:]):
+        return None
+    return [None] + shape[1:] if shape and ir.ShapedType.is_dynamic_size(shape[0]) else shape
+
+
+# The element count dynamic rows stand for while the digits are found: a multiple of every static
+# size it is divided by (times this), and larger than any static extent.
+_ROWS_STANDIN = 1 << 32
+
+
 def _root(value):
     """The value a chain of static reshapes starts from, and whether there was one."""
     root = value
-    while not isinstance(root.owner, ir.Block) and root.owner.name in _RESHAPES and static_shape(root.owner.operands[0]):
+    while not isinstance(root.owner, ir.Block) and root.owner.name in _RESHAPES and rows_shape(root.owner.operands[0]):
         root = root.owner.operands[0]
     return root, root != value
 
 
-def _operand_digits(shape, m, loop_shape):
+def _operand_digits(shape, m, loop_extents):
     """Each dim of an operand read at map `m` as a digit (stride, size) of the loop's linear index
     (None for a unit dim read at 0); None when a dim is read otherwise."""
-    loop_strides = _strides(loop_shape)
+    loop_strides = strides(loop_extents)
     out = []
     for size, e in zip(shape, m.results):
         e = e.maybe_downcast()
-        if isinstance(e, ir.AffineDimExpr) and size == loop_shape[e.position]:
+        if isinstance(e, ir.AffineDimExpr) and size == loop_extents[e.position]:
             out.append((loop_strides[e.position], size) if size != 1 else None)
         elif isinstance(e, ir.AffineConstantExpr) and e.value == 0 and size == 1:
             out.append(None)
         else:
             return None
     return out
-
-
-def _source_digits(source_shape, shape, digits):
-    """The digits of the dims of a reshape's source, from those of its result (`shape`, `digits`);
-    None when a source dim is not one digit of the loop (its pieces in the result's dims are not
-    adjacent digits there)."""
-    own = _strides(shape)
-    out = []
-    for size, stride in zip(source_shape, _strides(source_shape)):
-        if size == 1:
-            out.append(None)
-            continue
-        pieces = []  # the source dim's part in each result dim, as a digit of the loop
-        for r in range(len(shape)):
-            lo, hi = max(stride, own[r]), min(stride * size, own[r] * shape[r])
-            if shape[r] == 1 or lo >= hi:
-                continue
-            if lo % own[r] or hi % lo:
-                return None
-            pieces.append((digits[r][0] * (lo // own[r]), hi // lo))
-        pieces.sort()
-        if not pieces or any(a[0] * a[1] != b[0] for a, b in zip(pieces, pieces[1:])):
-            return None
-        out.append((pieces[0][0], math.prod(n for _, n in pieces)))
-    return out
-
-
-def _loop_shape(required, numel) -> list[tuple[int, int]] | None:
-    """The coarsest digits of `numel` elements of which each required digit is a whole number (a
-    boundary wherever one starts or ends), outer first; None when the boundaries do not divide."""
-    bounds = sorted({1, numel} | {b for stride, size in required for b in (stride, stride * size)})
-    if any(hi % lo for lo, hi in zip(bounds, bounds[1:])):
-        return None
-    return [(lo, hi // lo) for lo, hi in reversed(list(zip(bounds, bounds[1:])))]
 
 
 def _exprs(digits, loops):
@@ -161,8 +144,8 @@ def _view(value, shape):
         v = todo.pop()
         for use in v.uses:
             owner = use.owner
-            if owner.name in _RESHAPES and static_shape(owner.results[0]):
-                if static_shape(owner.results[0]) == shape:
+            if owner.name in _RESHAPES and rows_shape(owner.results[0]):
+                if rows_shape(owner.results[0]) == shape:
                     return owner.results[0]
                 if owner.results[0] not in seen:
                     seen.add(owner.results[0])
@@ -176,30 +159,35 @@ def reassociation(groups) -> ir.ArrayAttr:
     return ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(i64, i) for i in g]) for g in groups])
 
 
-def _reshape(value, shape):
+def _reshape(value, shape, rows=None):
     """`value` reshaped to `shape` (row-major), built at the insertion point: a collapse to one dim
-    and an expand (a reshape between shapes of rank at least 1)."""
+    and an expand (a reshape between shapes of rank at least 1). A None outermost dim is dynamic,
+    of `rows` (an index value)."""
     elem = ir.RankedTensorType(value.type).element_type
-    source = static_shape(value)
-    if source == shape:
+    source = rows_shape(value)
+    if source == shape:  # (dynamic rows of the same width: the same rows)
         return value
+    dynamic = ir.ShapedType.get_dynamic_size()
     if len(source) > 1:
-        value = tensor.CollapseShapeOp(ir.RankedTensorType.get([math.prod(source)], elem), value,
+        flat = dynamic if None in source else math.prod(source)
+        value = tensor.CollapseShapeOp(ir.RankedTensorType.get([flat], elem), value,
                                        reassociation([range(len(source))])).result
     if len(shape) > 1:
-        value = tensor.ExpandShapeOp(ir.RankedTensorType.get(shape, elem), value,
-                                     reassociation([range(len(shape))]), [], shape).result
+        static = [dynamic if n is None else n for n in shape]
+        value = tensor.ExpandShapeOp(ir.RankedTensorType.get(static, elem), value, reassociation([range(len(shape))]),
+                                     [rows] if None in shape else [], static).result
     return value
 
 
-def elementwise(op) -> bool:
-    """An all-parallel generic of one static result (rank 1 or more) at its identity, its output and
-    the loop indices not read, not marked by another fusec pass (also fusec-inline-broadcast-producers')."""
+def elementwise(op, dynamic_rows: bool = False) -> bool:
+    """An all-parallel generic of one static result (rank 1 or more; with `dynamic_rows` its outermost
+    dim may be dynamic) at its identity, its output and the loop indices not read, not marked by
+    another fusec pass (also fusec-inline-broadcast-producers')."""
     if op.name != "linalg.generic" or len(op.results) != 1 or len(op.opview.outputs) != 1:
         return False
     if any(str(name).startswith("fusec.") for name in op.attributes):
         return False
-    shape = static_shape(op.results[0])
+    shape = rows_shape(op.results[0]) if dynamic_rows else static_shape(op.results[0])
     if not shape or any(k != "parallel" for k in iterator_kinds(op)):  # rank 0 has nothing to reshape
         return False
     if indexing_maps(op)[-1] != ir.AffineMap.get_identity(len(shape)):
@@ -226,7 +214,7 @@ def _readers_follow(value) -> bool:
             if owner.name in _RESHAPES:
                 todo.append(owner.results[0])
             elif owner.name == "linalg.generic":
-                if not elementwise(owner) or use.operand_number >= len(owner.opview.inputs):
+                if not elementwise(owner, True) or use.operand_number >= len(owner.opview.inputs):
                     return False
                 if not any(owner.operation == f for f in followers):
                     followers.append(owner.operation)
@@ -234,46 +222,75 @@ def _readers_follow(value) -> bool:
         if len(followers) > 64:
             return False
     for op in followers:
-        shape = static_shape(op.results[0])
+        shape = rows_shape(op.results[0])
         for other, m in zip(op.opview.inputs, indexing_maps(op)):
-            if static_shape(other) == shape and m == ir.AffineMap.get_identity(len(shape)) \
+            if rows_shape(other) == shape and m == ir.AffineMap.get_identity(len(shape)) \
                     and not any(other == v for v in at_f) and not _viewable(other, None):
                 return False
     return True
 
 
 def _candidate(op) -> bool:
-    return elementwise(op) and _readers_follow(op.results[0])
+    return elementwise(op, True) and _readers_follow(op.results[0])
 
 
 def _viewable(value, shape) -> bool:
     """Whether reshaping `value` costs no new group boundary: a function input's view, a view that
     is already there, or a cast whose reshape fusec-reshapes-before-pointwise moves onto its input."""
     root, _ = _root(value)
-    if isinstance(root.owner, ir.Block) or static_shape(value) == shape or (shape and _view(value, shape) is not None):
+    if isinstance(root.owner, ir.Block) or rows_shape(value) == shape or (shape and _view(value, shape) is not None):
         return True
     owner = root.owner
     return owner.name == "linalg.generic" and len(list(owner.regions[0].blocks[0].operations)) <= _CHEAP_BODY
 
 
+def _operand_shape(value, m, shape, real):
+    """The shape of operand `value` read at map `m` in a loop of (stand-in) `shape`: a dynamic
+    outermost dim is the extent of the loop dim it is read at (the op's dynamic rows), or None."""
+    own = rows_shape(value)
+    if own is None or None not in own:
+        return own
+    e = m.results[0].maybe_downcast()
+    if not isinstance(e, ir.AffineDimExpr) or real[e.position] is not None:
+        return None
+    return [shape[e.position]] + own[1:]
+
+
+def _stand_in(real, widths) -> list[int]:
+    """`real` (None for dynamic rows) with its rows standing for a count whose element total every
+    width in `widths` divides."""
+    if None not in real:
+        return real
+    width = math.prod(real[1:])
+    total = math.lcm(width, *widths) * _ROWS_STANDIN
+    return [total // width] + real[1:]
+
+
 def _plan(op):
     """(loop digits, [(value, map exprs) or (value, None) for a reshape to F]) or None."""
-    shape = static_shape(op.results[0])
+    real = rows_shape(op.results[0])
     n_in = len(op.opview.inputs)
     maps = indexing_maps(op)
+    operands = list(op.operands)[:n_in]
+    roots = [_root(v)[0] for v in operands]
+    shape = _stand_in(real, [math.prod(r[1:]) for r in map(rows_shape, roots) if r and None in r])
     reads, required, new = [], [], False
-    own_digits = {d for d in zip(_strides(shape), shape) if d[1] != 1}
-    for value, m in zip(list(op.operands)[:n_in], maps[:n_in]):
-        own = static_shape(value)
+    own_digits = {d for d in zip(strides(shape), shape) if d[1] != 1}
+    for value, m, root in zip(operands, maps[:n_in], roots):
+        own = _operand_shape(value, m, shape, real)
         digits = _operand_digits(own, m, shape) if own is not None else None
         if digits is None:
             return None
-        root, reshaped = _root(value)
+        reshaped = root != value
         # A reshape of a generic's result is a boundary (of a contraction's, it is memory anyway); of a
         # cast of a weight, a view (fusec-reshapes-before-pointwise moves it onto the weight).
         from_computed = reshaped and not isinstance(root.owner, ir.Block) and root.owner.name == "linalg.generic" \
             and not ends_at_input(root)
-        source = _source_digits(static_shape(root), own, digits) if from_computed else None
+        root_shape = rows_shape(root)
+        if from_computed and root_shape is not None and None in root_shape:  # rows from what reads it
+            width = math.prod(root_shape[1:])
+            root_shape = [math.prod(own) // width] + root_shape[1:] if math.prod(own) % width == 0 else None
+        source = source_digits(root_shape, own, digits) if from_computed and root_shape else None
         if source is not None:
             required += [d for d in source if d is not None]
             new |= any(d is not None and d not in own_digits for d in source)
@@ -284,13 +301,14 @@ def _plan(op):
             reads.append((value, digits))
     if not new:  # every source's dims are the op's own (reshapes of unit dims: fusec-fold-unit-reshapes')
         return None
-    loops = _loop_shape(required, math.prod(shape))
+    loops = loop_shape(required, math.prod(shape))
     if loops is None or len(loops) == 0:
         return None
+    target = [None if None in real and f == 0 else n for f, (_, n) in enumerate(loops)]  # F, rows dynamic
     plan = []
     for value, digits in reads:
         if digits == "view":
-            if not _viewable(value, [n for _, n in loops]):
+            if not _viewable(value, target):
                 return None
             plan.append((value, None))
             continue
@@ -298,34 +316,52 @@ def _plan(op):
         if exprs is None:
             return None
         plan.append((value, exprs))
-    return loops, plan
+    return target, plan
 
 
-def _rewrite(op, loops, plan) -> None:
-    new_shape = [n for _, n in loops]
+def _rows(op, real, target):
+    """(the op's rows, F's rows) as index values at the insertion point, for dynamic rows; (None, None)."""
+    if None not in real:
+        return None, None
+    index = ir.IndexType.get()
+    rows = tensor.DimOp(op.opview.outputs[0], arith.ConstantOp(index, 0).result).result
+    width, f_width = math.prod(real[1:]), math.prod(target[1:])
+    if width % f_width == 0:
+        return rows, rows if width == f_width else arith.MulIOp(rows, arith.ConstantOp(index, width // f_width)).result
+    if f_width % width == 0:
+        return rows, arith.DivUIOp(rows, arith.ConstantOp(index, f_width // width)).result
+    elements = arith.MulIOp(rows, arith.ConstantOp(index, width).result).result
+    return rows, arith.DivUIOp(elements, arith.ConstantOp(index, f_width).result).result
+
+
+def _rewrite(op, target, plan) -> None:
     out_type = ir.RankedTensorType(op.results[0].type)
-    rank = len(new_shape)
+    real = rows_shape(op.results[0])
+    rank = len(target)
+    dynamic = ir.ShapedType.get_dynamic_size()
     with ir.InsertionPoint(op), op.location:
+        rows, f_rows = _rows(op, real, target)
         inputs, maps = [], []
         for value, exprs in plan:
             if exprs is None:
-                view = _view(value, new_shape)
-                inputs.append(view if view is not None else _reshape(value, new_shape))
+                view = _view(value, target)
+                inputs.append(view if view is not None else _reshape(value, target, f_rows))
                 maps.append(ir.AffineMap.get_identity(rank))
             else:
                 inputs.append(value)
                 maps.append(ir.AffineMap.get(rank, 0, exprs))
-        init = tensor.EmptyOp(new_shape, out_type.element_type).result
+        init = tensor.EmptyOp([f_rows if n is None else n for n in target], out_type.element_type).result
         new = op.clone()
         for i, v in enumerate(inputs + [init]):
             new.operands[i] = v
-        new.results[0].set_type(ir.RankedTensorType.get(new_shape, out_type.element_type))
+        new.results[0].set_type(ir.RankedTensorType.get([dynamic if n is None else n for n in target],
+                                                         out_type.element_type))
         new.attributes["indexing_maps"] = ir.ArrayAttr.get(
             [ir.AffineMapAttr.get(m) for m in maps + [ir.AffineMap.get_identity(rank)]])
         parallel = ir.Attribute.parse("#linalg.iterator_type<parallel>")
         new.attributes["iterator_types"] = ir.ArrayAttr.get([parallel] * rank)
     with ir.InsertionPoint.after(new), op.location:
-        back = _reshape(new.results[0], list(out_type.shape))
+        back = _reshape(new.results[0], real, rows)
     op.results[0].replace_all_uses_with(back)
     old_inputs = list(op.operands)[:len(plan)]
     op.erase()

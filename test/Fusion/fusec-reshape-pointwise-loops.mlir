@@ -174,3 +174,43 @@ func.func @chain(%x: tensor<2x12x5x5xf32>, %t: tensor<2x4x3x7xf32>) -> tensor<2x
   } -> tensor<2x12x5x5xf32>
   return %silu : tensor<2x12x5x5xf32>
 }
+
+// -----
+// Dynamic rows (a symbolic batch): the bias add of a linear over [?, 256] (batch * 128 rows) and a
+// multiply over [?, 128, 256] that reads it through an expand. The op moves to [?, 256], reading the
+// sum directly; F's rows are the op's rows times 128 (`tensor.dim` of its output), and its result
+// is reshaped back with the op's own rows. The cost model then fuses the two (one kernel, not two).
+// CHECK-LABEL: func.func @dynamic_rows
+// CHECK-SAME:    (%[[X:.*]]: tensor<?x256xf32>, %[[B:.*]]: tensor<256xf32>, %[[ROWS:.*]]: index)
+// CHECK:         %[[SUM:.*]] = linalg.generic {{.*}} ins(%[[X]], %[[B]] :
+// CHECK:         %[[R:.*]] = tensor.dim %{{.*}}, %{{.*}} : tensor<?x128x256xf32>
+// CHECK:         %[[FR:.*]] = arith.muli %[[R]], %{{.*}} : index
+// CHECK:         %[[E:.*]] = tensor.empty(%[[FR]]) : tensor<?x256xf32>
+// CHECK:         %[[Y:.*]] = linalg.generic {{.*}} ins(%[[SUM]] : tensor<?x256xf32>) outs(%[[E]] : tensor<?x256xf32>)
+// CHECK:         %[[FLAT:.*]] = tensor.collapse_shape %[[Y]] {{\[\[}}0, 1]] : tensor<?x256xf32> into tensor<?xf32>
+// CHECK:         %[[OUT:.*]] = tensor.expand_shape %[[FLAT]] {{\[\[}}0, 1, 2]] output_shape [%[[R]], 128, 256]
+// CHECK:         return %[[OUT]]
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @dynamic_rows(%x: tensor<?x256xf32>, %b: tensor<256xf32>, %batch: index) -> tensor<?x128x256xf32> {
+  %c0 = arith.constant 0 : index
+  %rows = tensor.dim %x, %c0 : tensor<?x256xf32>
+  %e = tensor.empty(%rows) : tensor<?x256xf32>
+  %sum = linalg.generic {indexing_maps = [#id2, #col, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %b : tensor<?x256xf32>, tensor<256xf32>) outs(%e : tensor<?x256xf32>) {
+  ^bb0(%a: f32, %c: f32, %o: f32):
+    %s = arith.addf %a, %c : f32
+    linalg.yield %s : f32
+  } -> tensor<?x256xf32>
+  %v = tensor.expand_shape %sum [[0, 1], [2]] output_shape [%batch, 128, 256] : tensor<?x256xf32> into tensor<?x128x256xf32>
+  %e3 = tensor.empty(%batch) : tensor<?x128x256xf32>
+  %y = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%v : tensor<?x128x256xf32>) outs(%e3 : tensor<?x128x256xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %half = arith.constant 0.5 : f32
+    %m = arith.mulf %a, %half : f32
+    linalg.yield %m : f32
+  } -> tensor<?x128x256xf32>
+  return %y : tensor<?x128x256xf32>
+}

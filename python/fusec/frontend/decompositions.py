@@ -261,14 +261,17 @@ def _as_strided_reshape(x, size, stride, storage_offset=None):
     index tensors it computes at compile time, constants the kernels cannot read (host globals,
     `memref.get_global`): PyTorch's GroupNorm decomposition for CPU tensors reshapes its per-channel
     scale and shift so (`w.contiguous().as_strided([N, C], [C, 1])`), and `GroupNorm(32, 512)` did
-    not compile for the GPU. Other as_strided calls, and symbolic sizes: NotImplemented."""
+    not compile for the GPU. Symbolic sizes (a dynamic batch) where the checks hold for every value
+    of the symbols; other as_strided calls: NotImplemented."""
+    from torch.fx.experimental.symbolic_shapes import statically_known_true as known
+
     sizes = [*size, *stride, storage_offset or 0, x.storage_offset(), x.numel()]
-    if not all(isinstance(n, int) for n in sizes) or (storage_offset or 0) or x.storage_offset() \
-            or not x.is_contiguous() or math.prod(size) != x.numel():
+    if not all(isinstance(n, (int, torch.SymInt)) for n in sizes) or not known((storage_offset or 0) == 0) \
+            or not known(x.storage_offset() == 0) or not x.is_contiguous() or not known(math.prod(size) == x.numel()):
         return NotImplemented
     expected = 1
     for n, s in reversed(list(zip(size, stride))):
-        if n != 1 and s != expected:
+        if not known(n == 1) and not known(s == expected):
             return NotImplemented
         expected *= n
     return aten.view.default(x, list(size))
