@@ -45,7 +45,8 @@ from .classify_ops import indexing_maps, iterator_kinds
 
 FLAG = "fusec-fold-layout-ops"
 SUMMARY = "Fold slices, transposes and their reshapes into the indexing maps of their consumers"
-OPTIONS = {"library-slices": (False, "leave a slice (or select) a matmul reads (the runtime's library reads it as a strided view)")}
+OPTIONS = {"library-slices": (False, "leave a slice (or select) a matmul reads (the runtime's library reads it as a "
+                                     "strided view)")}
 
 _MOVES = ("tensor.extract_slice", "linalg.transpose")  # ops that change which elements are read
 _RESHAPES = ("tensor.expand_shape", "tensor.collapse_shape", "tensor.cast")
@@ -257,7 +258,8 @@ def _unit_collapse_of_library_slice(value) -> bool:
     if not _library_slice(source):
         return False
     shape = ir.RankedTensorType(source.type).shape
-    groups = [[ir.IntegerAttr(i).value for i in ir.ArrayAttr(g)] for g in ir.ArrayAttr(value.owner.attributes["reassociation"])]
+    groups = [[ir.IntegerAttr(i).value for i in ir.ArrayAttr(g)]
+              for g in ir.ArrayAttr(value.owner.attributes["reassociation"])]
     return all(sum(1 for i in g if shape[i] != 1) <= 1 for g in groups)
 
 

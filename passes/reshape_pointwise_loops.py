@@ -33,11 +33,11 @@ extent the op's rows times their width over F's row width (`tensor.dim` arithmet
 
 Only reshapes of a linalg.generic's result count (a contraction's is in memory anyway, a cast of a
 weight is moved onto the weight by fusec-reshapes-before-pointwise). The op is left alone when it has
-a dynamic dim other than the outermost, reads the loop indices, is marked by another fusec pass, an operand at S's index is
-computed by something other than a cast of a function input (its reshape would be a new rule-7
-boundary), or some reader of its result, directly or through elementwise readers, could not follow
-it to F: a reduction (the reshape would end that reduction's prologue) or an elementwise op with
-such an operand. Then the boundary stays where it was, before the op.
+a dynamic dim other than the outermost, reads the loop indices, is marked by another fusec pass, an
+operand at S's index is computed by something other than a cast of a function input (its reshape
+would be a new rule-7 boundary), or some reader of its result, directly or through elementwise
+readers, could not follow it to F: a reduction (the reshape would end that reduction's prologue) or
+an elementwise op with such an operand. Then the boundary stays where it was, before the op.
 
 Before (GroupNorm(32, 320) of 2x320x8x8, the scale only):
     %s = linalg.generic ... -> tensor<2x32x10x1xf32>                       // rstd * weight
