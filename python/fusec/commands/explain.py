@@ -135,6 +135,8 @@ def build_explanation(spec, module, fusion: str, library_matmuls: bool = False) 
     for g in _groups(module):
         lines = sorted({_short((location_to_text(op.location, spec.source) or "").rsplit(":", 1)[0], spec.source)
                         for op in g.regions[0].blocks[0].operations if op.name != "fusec.yield"})
+        if len(lines) > 1 and "?" in lines:  # ops of no line (fusec's casts of bf16 inputs) beside the model's
+            lines.remove("?")
         library = library_matmuls and _attr(g, "kind") == "contraction" and not any(
             TENSOR_CORES in op.attributes for op in g.regions[0].blocks[0].operations)
         kernels.append(Kernel(_attr(g, "fusec.id"), _attr(g, "kind"), _attr(g, "shape"), _attr(g, "reduced_dims"),
