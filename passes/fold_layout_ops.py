@@ -258,9 +258,7 @@ def _unit_collapse_of_library_slice(value) -> bool:
     if not _library_slice(source):
         return False
     shape = ir.RankedTensorType(source.type).shape
-    groups = [[ir.IntegerAttr(i).value for i in ir.ArrayAttr(g)]
-              for g in ir.ArrayAttr(value.owner.attributes["reassociation"])]
-    return all(sum(1 for i in g if shape[i] != 1) <= 1 for g in groups)
+    return all(sum(1 for i in g if shape[i] != 1) <= 1 for g in _reassociation(value.owner))
 
 
 def _rank_reduced_slice(value):

@@ -64,7 +64,7 @@ def _reduced_size(value, depth: int = 0):
     op = value.owner
     if "reduction" in iterator_kinds(op):
         return _size(value)
-    if not elementwise(op, True):
+    if not elementwise(op):
         return None
     sizes = [n for n in (_reduced_size(v, depth + 1) for v in op.opview.inputs) if n is not None]
     if len({dynamic for dynamic, _ in sizes}) > 1:
@@ -87,7 +87,7 @@ def _feeds_larger(op, depth: int = 0) -> bool:
         return False
     for use in uses:
         reader = use.owner
-        if not elementwise(reader, True) or use.operand_number >= len(reader.opview.inputs) \
+        if not elementwise(reader) or use.operand_number >= len(reader.opview.inputs) \
                 or len(list(reader.regions[0].blocks[0].operations)) > 4 * _BUDGET \
                 or not _broadcast_map(indexing_maps(reader)[use.operand_number]):
             return False
@@ -100,7 +100,7 @@ def _feeds_larger(op, depth: int = 0) -> bool:
 
 def _inlinable(op) -> bool:
     """A small pointwise op of a reduced value, larger than it, whose readers are larger still."""
-    if not elementwise(op, True) or len(list(op.regions[0].blocks[0].operations)) > _BUDGET:
+    if not elementwise(op) or len(list(op.regions[0].blocks[0].operations)) > _BUDGET:
         return False
     return _smaller(_reduced_size(op.results[0]), _size(op.results[0])) and _feeds_larger(op)
 

@@ -69,13 +69,6 @@ _RESHAPES = ("tensor.collapse_shape", "tensor.expand_shape")
 _CHEAP_BODY = 2  # a cast and its yield: a producer reshapes_before_pointwise moves a reshape over
 
 
-def static_shape(value) -> list[int] | None:
-    t = value.type
-    if not isinstance(t, ir.RankedTensorType) or not t.has_static_shape:
-        return None
-    return list(t.shape)
-
-
 def rows_shape(value) -> list | None:
     """A ranked tensor's shape with None for a dynamic outermost dim (the rows); None when another
     dim is dynamic."""
@@ -94,7 +87,7 @@ _ROWS_STANDIN = 1 << 32
 
 
 def _root(value):
-    """The value a chain of static reshapes starts from, and whether there was one."""
+    """The value a chain of reshapes (static, but perhaps their rows) starts from, and whether there was one."""
     root = value
     while not isinstance(root.owner, ir.Block) and root.owner.name in _RESHAPES and rows_shape(root.owner.operands[0]):
         root = root.owner.operands[0]
@@ -179,15 +172,15 @@ def _reshape(value, shape, rows=None):
     return value
 
 
-def elementwise(op, dynamic_rows: bool = False) -> bool:
-    """An all-parallel generic of one static result (rank 1 or more; with `dynamic_rows` its outermost
-    dim may be dynamic) at its identity, its output and the loop indices not read, not marked by
-    another fusec pass (also fusec-inline-broadcast-producers')."""
+def elementwise(op) -> bool:
+    """An all-parallel generic of one result (rank 1 or more, static but perhaps its outermost dim) at
+    its identity, its output and the loop indices not read, not marked by another fusec pass (also
+    fusec-inline-broadcast-producers')."""
     if op.name != "linalg.generic" or len(op.results) != 1 or len(op.opview.outputs) != 1:
         return False
     if any(str(name).startswith("fusec.") for name in op.attributes):
         return False
-    shape = rows_shape(op.results[0]) if dynamic_rows else static_shape(op.results[0])
+    shape = rows_shape(op.results[0])
     if not shape or any(k != "parallel" for k in iterator_kinds(op)):  # rank 0 has nothing to reshape
         return False
     if indexing_maps(op)[-1] != ir.AffineMap.get_identity(len(shape)):
@@ -214,7 +207,7 @@ def _readers_follow(value) -> bool:
             if owner.name in _RESHAPES:
                 todo.append(owner.results[0])
             elif owner.name == "linalg.generic":
-                if not elementwise(owner, True) or use.operand_number >= len(owner.opview.inputs):
+                if not elementwise(owner) or use.operand_number >= len(owner.opview.inputs):
                     return False
                 if not any(owner.operation == f for f in followers):
                     followers.append(owner.operation)
@@ -231,7 +224,7 @@ def _readers_follow(value) -> bool:
 
 
 def _candidate(op) -> bool:
-    return elementwise(op, True) and _readers_follow(op.results[0])
+    return elementwise(op) and _readers_follow(op.results[0])
 
 
 def _viewable(value, shape) -> bool:
