@@ -17,10 +17,12 @@ Algorithm (a linalg.generic whose body is `addf(x, acc)` on floats, one result, 
      larger space (a column normalization: `x - x.mean(0)`, left as it was);
   2. N, the reduced extents' product, is at least `min-rows`, and its kernel would have fewer than
      `threads` threads (C / lanes column vectors, lanes 4 where C allows);
-  3. b is the largest divisor of the innermost reduced extent in [min-block, N * C / lanes /
-     threads] (enough threads with blocks as long as that allows), else the smallest divisor of at
-     least `min-block` up to 4 * min-block; with none, and other reduced dims outside it, the whole
-     dim is the block (b = R: only the outer reduced dims become the partials');
+  3. b is the largest divisor of the innermost reduced extent in [min-block, N * C / lanes *
+     32 / threads] (the column schedule gives each output vector up to 32 threads, slices of a
+     block each summing every 32nd row of it: enough threads with blocks as long as that allows,
+     so few partials), else the smallest divisor of at least `min-block` up to 4 * min-block; with
+     none, or more than R, and other reduced dims outside it, the whole dim is the block (b = R:
+     only the outer reduced dims become the partials');
   4. the sum is split as --fusec-blockwise-sums splits one (its helpers: a pointwise producer of
      the split operand is rebuilt over [R / b, b], so it still fuses with the partial sum), but the
      partials are laid out [outer reduced dims..., output dims...]: the columns stay innermost, and
@@ -30,14 +32,12 @@ Algorithm (a linalg.generic whose body is `addf(x, acc)` on floats, one result, 
 Before (32768x4096 -> 4096; 4096 / 4 = 1024 threads):
     %s = linalg.generic {indexing_maps = [(d0, d1) -> (d0, d1), (d0, d1) -> (d1)],
                          iterator_types = ["reduction", "parallel"]} ins(%x) outs(%init) {addf}
-After (b = 64: 512 x 1024 threads, then 16 x 1024, then 1024 summing 16 each):
-    %e = tensor.expand_shape %x [[0, 1], [2]] : tensor<32768x4096xf32> into tensor<512x64x4096xf32>
+After (b = 2048: 16 x 1024 vectors, 32 slices each, then 1024 threads summing 16 each):
+    %e = tensor.expand_shape %x [[0, 1], [2]] : tensor<32768x4096xf32> into tensor<16x2048x4096xf32>
     %p = linalg.generic {indexing_maps = [(d0, d1, d2) -> (d0, d1, d2), (d0, d1, d2) -> (d0, d2)],
                          iterator_types = ["parallel", "reduction", "parallel"]} ins(%e) outs(%zero) {addf}
-    %e2 = tensor.expand_shape %p [[0, 1], [2]] : tensor<512x4096xf32> into tensor<16x32x4096xf32>
-    %p2 = linalg.generic ... ins(%e2) outs(%zero2 : tensor<16x4096xf32>) {addf}
     %s = linalg.generic {indexing_maps = [(d0, d1) -> (d0, d1), (d0, d1) -> (d1)],
-                         iterator_types = ["reduction", "parallel"]} ins(%p2) outs(%init) {addf}
+                         iterator_types = ["reduction", "parallel"]} ins(%p) outs(%init) {addf}
 
 Left alone: row sums (the innermost dim reduced) and sums of a whole tensor, which
 --fusec-blockwise-sums (run after this pass) splits when they have few outputs, as it does the column
@@ -60,7 +60,8 @@ FLAG = "fusec-split-column-sums"
 SUMMARY = "Split column sums (over outer dims) into partial column sums over blocks of rows, then their sum"
 OPTIONS = {"threads": (264 * 1024, "split a column sum whose kernel would have fewer threads than this"),
            "min-block": (32, "the fewest rows a thread of the partial sums sums"),
-           "min-rows": (128, "column sums of fewer rows than this are one kernel")}
+           "min-rows": (512, "column sums of fewer rows than this are one kernel (a sliced column kernel)")}
+_SLICES = 32  # the most threads the column schedule gives an output vector (codegen/plan.py, _column_slices)
 
 
 def run(module_op, pass_, threads: int, min_block: int, min_rows: int) -> None:
@@ -118,7 +119,7 @@ def _split(op, threads: int, min_block: int, min_rows: int) -> None:
         return
     last = reduced[-1]
     n = ranges[last]
-    b = _block(n, max(min_block, rows * vectors // threads), min_block)
+    b = _block(n, max(min_block, rows * vectors * _SLICES // threads), min_block)
     if b is None or b == n:
         if len(reduced) == 1 or n < min_block:
             return

@@ -1,8 +1,9 @@
 # Column reductions on the cuda target (`x.sum(0)`, `x.mean(0)`, a bias gradient `g.sum(dim=(0, 1))`)
 # take the columns schedule (codegen/columns.py): a thread per vector of adjacent outputs, summing
-# down the rows, its loads 128 bits wide and a warp's contiguous. Before fusion,
+# down the rows, its loads 128 bits wide and a warp's contiguous; with few column vectors, slices of
+# a block's threads split each column's rows ("-": one slice). Before fusion,
 # --fusec-split-column-sums splits a long one into partial column sums over blocks of rows (enough
-# threads), then their sum. Each case prints its kernels' schedules, the vector types of the loads
+# threads counting 32 slices an output vector), then their sum: two kernels. Each case prints its kernels' schedules, the vector types of the loads
 # in the tiled IR and whether the PTX has 128-bit global loads. A row reduction (softmax's) still
 # plans as before.
 
@@ -26,7 +27,7 @@ def case(name, fn, shape, dtype=torch.float32):
     compiled = fusec.compile(fn, (torch.randn(shape).to(dtype),))
     tiled = compiled.stages["tiled"]
     kernels = [f"{field(s, 'schedule')}(lanes {field(s, 'lanes')}, rows {field(s, 'rows')}, "
-               f"row_length {field(s, 'row_length')}, threads {field(s, 'threads')})"
+               f"row_length {field(s, 'row_length')}, threads {field(s, 'threads')}, slices {field(s, 'slices')})"
                for s in _SCHEDULE.findall(tiled)]
     loads = sorted(set(re.findall(r"vector\.load .*?, (vector<\w+>)", tiled)))
     ptx = compiled.ptx
@@ -36,46 +37,55 @@ def case(name, fn, shape, dtype=torch.float32):
     print(f"  loads {' '.join(loads) or 'scalar'}, {'128-bit loads' if wide else 'NO 128-bit loads'}, grids {grids}")
 
 
-# 32768 rows of 4096 fp32: partials over blocks of 64 rows (512 x 4096 / 4 = 524288 threads), then 32, then 16.
+# 32768 rows of 4096 fp32: partials over blocks of 2048 rows (16 x 1024 vectors, 32 slices of 64
+# rows each), then the 16 partials' sum (blocks of a warp: 32 of them, more SMs than 4 of 256).
 # CHECK-LABEL: sum(0) 32768x4096 f32:
-# CHECK-SAME:    columns(lanes 4, rows 2097152, row_length 64, threads 256) ; columns(lanes 4, rows 65536, row_length 32, threads 256) ; columns(lanes 4, rows 4096, row_length 16, threads 256)
-# CHECK-NEXT:    loads vector<4xf32>, 128-bit loads, grids [2048, 64, 4]
+# CHECK-SAME:    columns(lanes 4, rows 65536, row_length 2048, threads 256, slices 32) ; columns(lanes 4, rows 4096, row_length 16, threads 32, slices -){{$}}
+# CHECK-NEXT:    loads vector<4xf32>, 128-bit loads, grids [2048, 32]
 case("sum(0) 32768x4096 f32", lambda x: x.sum(0), (32768, 4096))
 
-# bf16: 8 lanes where the kernel reads bf16, accumulated in f32 (the partials are f32: 4 lanes).
+# bf16: 8 lanes where the kernel reads bf16, accumulated in f32 (the partials are f32).
 # CHECK-LABEL: sum(0) 32768x4096 bf16:
-# CHECK-SAME:    columns(lanes 8, rows 2097152, row_length 64, threads 256) ; columns(lanes 4, {{.*}}) ; columns(lanes 8, rows 4096, row_length 16, threads 256)
-# CHECK-NEXT:    loads vector<4xf32> vector<8xbf16> vector<8xf32>, 128-bit loads, grids [1024, 64, 2]
+# CHECK-SAME:    columns(lanes 8, rows 65536, row_length 2048, threads 256, slices 32) ; columns(lanes 8, rows 4096, row_length 16, threads 32, slices -){{$}}
+# CHECK-NEXT:    loads vector<8xbf16> vector<8xf32>, 128-bit loads, grids [1024, 16]
 case("sum(0) 32768x4096 bf16", lambda x: x.sum(0), (32768, 4096), torch.bfloat16)
 
 # The mean's divide is the last kernel's epilogue.
 # CHECK-LABEL: mean(0) 32768x4096 f32:
-# CHECK-SAME:    columns(lanes 4, rows 2097152, row_length 64, threads 256) ; columns(lanes 4, {{.*}}) ; columns(lanes 4, rows 4096, row_length 16, threads 256)
-# CHECK-NEXT:    loads vector<4xf32>, 128-bit loads, grids [2048, 64, 4]
+# CHECK-SAME:    columns(lanes 4, rows 65536, row_length 2048, threads 256, slices 32) ; columns(lanes 4, rows 4096, row_length 16, threads 32, slices -){{$}}
+# CHECK-NEXT:    loads vector<4xf32>, 128-bit loads, grids [2048, 32]
 case("mean(0) 32768x4096 f32", lambda x: x.mean(0), (32768, 4096))
 
+# 4096 rows: blocks of 256, 16 slices of 16 rows each.
 # CHECK-LABEL: mean(0) 4096x4096 bf16:
-# CHECK-SAME:    columns(lanes 8, {{.*}}) ; columns(lanes 8, rows 4096, {{.*}})
-# CHECK-NEXT:    loads {{.*}}vector<8xbf16>{{.*}}, 128-bit loads, grids [256, 16, 2]
+# CHECK-SAME:    columns(lanes 8, rows 65536, row_length 256, threads 256, slices 16) ; columns(lanes 8, rows 4096, row_length 16, {{.*}})
+# CHECK-NEXT:    loads {{.*}}vector<8xbf16>{{.*}}, 128-bit loads, grids [512, 16]
 case("mean(0) 4096x4096 bf16", lambda x: x.mean(0), (4096, 4096), torch.bfloat16)
 
-# A bias gradient: T = 512 read as [16, 32]; the [64, 16] partials are one dim for the next split.
+# A bias gradient: T = 512 whole is a block (only B's 64 are the partials); the partials' sum has 4
+# slices of 16 rows.
 # CHECK-LABEL: sum(0, 1) 64x512x768 f32:
-# CHECK-SAME:    columns(lanes 4, rows 786432, row_length 32, threads 256) ; columns(lanes 4, rows 24576, row_length 32, threads 256) ; columns(lanes 4, rows 768, row_length 32, threads 192)
-# CHECK-NEXT:    loads vector<4xf32>, 128-bit loads, grids [768, 24, 1]
+# CHECK-SAME:    columns(lanes 4, rows 49152, row_length 512, threads 256, slices 32) ; columns(lanes 4, rows 768, row_length 64, threads 32, slices 4){{$}}
+# CHECK-NEXT:    loads vector<4xf32>, 128-bit loads, grids [1536, 24]
 case("sum(0, 1) 64x512x768 f32", lambda g: g.sum(dim=(0, 1)), (64, 512, 768))
 
-# An odd width: lanes 1, still a thread per column; 3000 rows in blocks of 40.
+# An odd width: lanes 1, still a thread per column (32 scalars a slice); 3000 rows in blocks of 300.
 # CHECK-LABEL: sum(0) 3000x1001 f32:
-# CHECK-SAME:    columns(lanes 1, rows 75075, row_length 40, threads 256) ; columns(lanes 1, rows 1001, row_length 75, threads 256)
+# CHECK-SAME:    columns(lanes 1, rows 10010, row_length 300, threads 256, slices 8) ; columns(lanes 1, rows 1001, row_length 10, threads 32, slices -){{$}}
 # CHECK-NEXT:    loads scalar, NO 128-bit loads
 case("sum(0) 3000x1001 f32", lambda x: x.sum(0), (3000, 1001))
 
-# Few rows: one kernel, not split.
+# Few rows: one kernel, not split; too few rows for slices.
 # CHECK-LABEL: sum(0) 8x4096 f32:
-# CHECK-SAME:    columns(lanes 4, rows 4096, row_length 8, threads 256){{$}}
-# CHECK-NEXT:    loads vector<4xf32>, 128-bit loads, grids [4]
+# CHECK-SAME:    columns(lanes 4, rows 4096, row_length 8, threads 32, slices -){{$}}
+# CHECK-NEXT:    loads vector<4xf32>, 128-bit loads, grids [32]
 case("sum(0) 8x4096 f32", lambda x: x.sum(0), (8, 4096))
+
+# 100 rows: not split (fewer than 128), 4 slices of 25 rows.
+# CHECK-LABEL: sum(0) 100x4096 f32:
+# CHECK-SAME:    columns(lanes 4, rows 4096, row_length 100, threads 32, slices 4){{$}}
+# CHECK-NEXT:    loads vector<4xf32>, 128-bit loads, grids [128]
+case("sum(0) 100x4096 f32", lambda x: x.sum(0), (100, 4096))
 
 # A row reduction keeps its row schedule.
 # CHECK-LABEL: softmax(-1) 64x4096 f32:

@@ -13,9 +13,18 @@ as row_loop's (`_BLOCK_TRIPS`). No thread combines with another: the reduced val
 own, its initial value added, and the group's epilogue (a mean's divide, a cast to bf16) runs on it
 before the store. The reductions of a group run one after the other, each reading its rows again.
 
-Enough threads is --fusec-split-column-sums' job: 4096 fp32 columns are 1024 threads, so a
+With `slices` > 1 (few column vectors, long columns) the warps of a block split the reduced extent:
+the block is `slices` x (threads / slices) threads, thread t on column vector t % (threads /
+slices) and slice t / (threads / slices), which sums the reduced points slice, slice + slices, ...
+(a warp is still one slice's contiguous vectors; the slices of a block read adjacent rows at once).
+Each thread writes its accumulator to shared memory; after one barrier the threads of slice 0 fold
+the other slices' accumulators in, in slice order (deterministic), and run the epilogue. A thread
+past the last column vector reads the last one again (every thread reaches the barrier) and stores
+nothing.
+
+Enough threads is --fusec-split-column-sums' job too: 4096 fp32 columns are 1024 threads, so a
 32768-row sum is first split into partial sums of blocks of rows (a column kernel of many threads
-over [512, 4096] partials), then their sum.
+over [16, 4096] partials, its warps slicing each block), then their sum.
 """
 
 from __future__ import annotations
@@ -23,9 +32,10 @@ from __future__ import annotations
 import math
 
 from fusec.mlir import ir
-from torch_mlir.dialects import arith, gpu, scf
+from torch_mlir.dialects import arith, gpu, memref, scf, vector
 
-from .indexing import apply_map, ceil_div, const, delinearize, index, lanes_of
+from .indexing import apply_map, ceil_div, const, delinearize, element_bytes, index, lanes_of
+from .combine import workgroup_buffer
 from .kernel import Kernel, attributes, identity
 from .launch import launch, vector_slot
 from .row_loop import _BLOCK_TRIPS, sum_in_blocks
@@ -34,23 +44,39 @@ from .rows import _per_row_index, fold
 
 def build(plan, group):
     """The kernel of `group` as `plan` (a columns plan) says: (its gpu.launch, {})."""
-    lanes, threads, unroll = plan.lanes, plan.threads, plan.unroll
+    lanes, threads, unroll, slices = plan.lanes, plan.threads, plan.unroll, plan.slices
     rows, cols = list(group.rows), list(group.cols)
     col = len(rows) - 1  # the loop dim of the columns
     n_vectors = math.prod(rows) // lanes
-    op = launch(ceil_div(n_vectors, threads), threads)
+    per_block = threads // slices  # column vectors a block takes
+    op = launch(ceil_div(n_vectors, per_block), threads)
     body = op.regions[0].blocks[0]
     bx, tx = body.arguments[0], body.arguments[3]
     kernel = Kernel(lanes)
     kernel.reduction_dim = col
     with ir.InsertionPoint(body):
-        linear = arith.AddIOp(arith.MulIOp(bx, const(threads)).result, tx).result
+        local = arith.RemUIOp(tx, const(per_block)).result if slices > 1 else tx
+        linear = arith.AddIOp(arith.MulIOp(bx, const(per_block)).result, local).result
         inside = arith.CmpIOp(arith.CmpIPredicate.ult, linear, index(n_vectors)).result
-        branch = scf.IfOp(inside)
+        if slices > 1:
+            slice_ = arith.DivUIOp(tx, const(per_block)).result
+            row = _row_of(arith.MinUIOp(linear, index(n_vectors - 1)).result, lanes, rows)
+            totals = {z: _sum_down(kernel, z, row, cols, lanes, unroll, slices, slice_) for z in group.reductions}
+            kernel.cache = {}
+            shared = {z: _to_shared(body, totals[z], tx, threads, lanes) for z in group.reductions}
+            gpu.BarrierOp()
+            first = arith.CmpIOp(arith.CmpIPredicate.eq, slice_, const(0)).result
+            branch = scf.IfOp(arith.AndIOp(inside, first).result)
+        else:
+            branch = scf.IfOp(inside)
         with ir.InsertionPoint(branch.then_block):
-            row = delinearize(arith.MulIOp(linear, const(lanes)).result if lanes > 1 else linear, rows)
+            if slices == 1:
+                row = _row_of(linear, lanes, rows)
             for z in group.reductions:
-                total = _sum_down(kernel, z, row, cols, lanes, unroll)
+                if slices > 1:
+                    total = _fold_slices(z, totals[z], shared[z], tx, per_block, slices, lanes)
+                else:
+                    total = _sum_down(kernel, z, row, cols, lanes, unroll)
                 kernel.cache = {}
                 out_map = z.maps[-1]
                 start = kernel.value(z.sources[-1], z.out, apply_map(out_map, row + [const(0)] * len(cols)),
@@ -67,13 +93,48 @@ def build(plan, group):
     return op, {}
 
 
-def _sum_down(kernel, z, row, cols, lanes: int, unroll: int):
-    """Reduction `z`'s elements of the thread's columns folded over every point of the reduced
-    dims, `unroll` points a trip: the accumulator (`lanes` wide)."""
+def _row_of(vector_index, lanes: int, rows: list) -> list:
+    """The output point of column vector `vector_index`."""
+    return delinearize(arith.MulIOp(vector_index, const(lanes)).result if lanes > 1 else vector_index, rows)
+
+
+def _to_shared(body, total, tx, threads: int, lanes: int):
+    """A shared buffer of every thread's accumulator (thread t's `lanes` elements from t * lanes),
+    this thread's written."""
+    element = ir.VectorType(total.type).element_type if lanes > 1 else total.type
+    buffer = workgroup_buffer(body, threads * lanes, element)
+    at = arith.MulIOp(tx, const(lanes)).result if lanes > 1 else tx
+    if lanes > 1:
+        vector.StoreOp(total, buffer, [at], alignment=min(16, lanes * element_bytes(element)))
+    else:
+        memref.StoreOp(total, buffer, [at])
+    return buffer
+
+
+def _fold_slices(z, own, buffer, tx, per_block: int, slices: int, lanes: int):
+    """Slice 0's accumulator `own` with slices 1.. of the same column vector folded in, in order."""
+    acc = own
+    for k in range(1, slices):
+        at = arith.AddIOp(tx, const(k * per_block)).result
+        if lanes > 1:
+            at = arith.MulIOp(at, const(lanes)).result
+            other = vector.LoadOp(own.type, buffer, [at]).result
+        else:
+            other = memref.LoadOp(buffer, [at]).result
+        acc = ir.Operation.create(z.combiner.name, results=[acc.type], operands=[acc, other],
+                                  attributes=attributes(z.combiner)).result
+    return acc
+
+
+def _sum_down(kernel, z, row, cols, lanes: int, unroll: int, slices: int = 1, slice_=None):
+    """Reduction `z`'s elements of the thread's columns folded over the reduced points of its slice
+    (every point with one slice; points slice_, slice_ + slices, ... with several), `unroll` points a
+    trip: the accumulator (`lanes` wide)."""
     n = math.prod(cols)
     element_type = ir.MemRefType(z.out.type).element_type
     init = kernel.widen(identity(z.combiner.name, element_type), lanes)
-    c_end, c_step = const(n), const(unroll)
+    step = slices * unroll
+    c_end, c_step = const(n), const(step)
 
     def trips(start, end):
         loop = scf.ForOp(start, end, c_step, [init])
@@ -81,8 +142,13 @@ def _sum_down(kernel, z, row, cols, lanes: int, unroll: int):
             kernel.cache = {}
             slots = []
             for j in range(unroll):
-                v = arith.AddIOp(loop.induction_variable, const(j)).result if j else loop.induction_variable
-                point, valid = vector_slot(v, n, 1, cols, bool(j and n % unroll))
+                v = loop.induction_variable
+                if slices > 1:
+                    v = arith.AddIOp(v, slice_ if not j else arith.AddIOp(slice_, const(j * slices)).result).result
+                elif j:
+                    v = arith.AddIOp(v, const(j)).result
+                masked = bool(n % step) and bool(j or slices > 1)
+                point, valid = vector_slot(v, n, 1, cols, masked)
                 slots.append((row + point, valid))
             j, m = z.full_input
             if j is not None and z.sources[j] is None:  # this trip's loads first, together
@@ -92,6 +158,6 @@ def _sum_down(kernel, z, row, cols, lanes: int, unroll: int):
         kernel.cache = {}
         return loop.results[0]
 
-    if z.combiner.name == "arith.addf" and -(-n // unroll) > _BLOCK_TRIPS:
-        return sum_in_blocks(trips, const(0), c_end, unroll, init)
+    if z.combiner.name == "arith.addf" and -(-n // step) > _BLOCK_TRIPS:
+        return sum_in_blocks(trips, const(0), c_end, step, init)
     return trips(const(0), c_end)

@@ -70,7 +70,7 @@ def row_threads(n_vectors: int, n_rows: int | None, vectors: int = 0) -> tuple[i
 def _plan_rows(facts: Facts, knobs: Knobs) -> Plan | Refusal:
     if None in facts.rows[1:]:
         return Refusal("a dynamic dim other than the outermost")
-    if facts.columns and _columns_fill_the_gpu(facts):
+    if facts.columns and _columns_fill_the_gpu(facts, knobs):
         return _columns(facts, knobs)
     lanes = list(dict.fromkeys([vector_lanes(facts.element_bytes), 1]))
     variance = facts.variance if knobs.one_round_variance else ()
@@ -260,17 +260,50 @@ def _row_loop(facts: Facts, knobs: Knobs, lanes: int, window: bool = False, onli
                 read_only_cache=knobs.read_only_cache, l2_evict_last=knobs.l2_evict_last)
 
 
-# A columns kernel has a thread per vector of outputs, each looping down its column: with few columns
-# and long ones (`x.amax(0)` of 4096x1024 is 256 threads looping 4096 rows: one block) it cannot
-# fill the GPU, and the row schedule's block per column, uncoalesced as it is, is faster. Columns
-# when there are threads for 64 blocks or more, or the loop is short (the partial sums that
-# fusec-split-column-sums makes loop over 32 to 128 rows).
+# A columns kernel has a thread per vector of outputs (and slice of its rows), each looping down its
+# column: with few columns and long ones (`x.amax(0)` of 4096x1024 is 256 vectors, 8192 threads with
+# 32 slices) it cannot fill the GPU, and the row schedule's block per column, uncoalesced as it is, is
+# faster. Columns when there are threads for 64 blocks or more, or the loop is short (the partial sums
+# that fusec-split-column-sums makes loop over 32 to 128 rows).
 _COLUMN_THREADS = 64 * 256
 _SHORT_COLUMN = 256
+# Slices: doubled while the kernel has fewer threads than an H100 or H200 holds at once (132 SMs x
+# 2048) and each slice keeps _SLICE_ROWS rows or more; a block's slices each take at least 128
+# contiguous bytes of a row (8 vectors of 16 bytes, 32 scalars).
+_SMS = 132
+_GPU_THREADS = _SMS * 2048
+_SLICE_ROWS = 16
 
 
-def _columns_fill_the_gpu(facts: Facts) -> bool:
-    return facts.n_rows // vector_lanes(facts.element_bytes) >= _COLUMN_THREADS or facts.row_length <= _SHORT_COLUMN
+def _columns_fill_the_gpu(facts: Facts, knobs: Knobs) -> bool:
+    lanes = _column_lanes(facts)
+    n_vectors = facts.n_rows // lanes
+    slices = _column_slices(facts, knobs, n_vectors, lanes)
+    return n_vectors * slices >= _COLUMN_THREADS or facts.row_length <= _SHORT_COLUMN
+
+
+def _column_lanes(facts: Facts) -> int:
+    lanes = vector_lanes(facts.element_bytes)
+    return 1 if lanes > 1 and (facts.rows[-1] % lanes or "columns" in facts.vector_misses) else lanes
+
+
+def _slice_vectors(lanes: int) -> int:
+    """The fewest column vectors a slice of a block takes: 128 contiguous bytes of a row."""
+    return 8 if lanes > 1 else _WARP
+
+
+def _column_slices(facts: Facts, knobs: Knobs, n_vectors: int, lanes: int) -> int:
+    """Slices of a block's threads that split each column's rows (`column_slices`, else doubled while
+    the GPU wants threads and each slice keeps _SLICE_ROWS rows)."""
+    narrowest = _slice_vectors(lanes)
+    most = max(1, min(facts.row_length, 1024 // narrowest))
+    if knobs.column_slices:
+        return min(knobs.column_slices, most)
+    slices = 1
+    while (n_vectors * slices < _GPU_THREADS and facts.row_length >= 2 * slices * _SLICE_ROWS
+           and 2 * slices * narrowest <= knobs.threads_per_block):
+        slices *= 2
+    return slices
 
 
 def _columns(facts: Facts, knobs: Knobs) -> Plan:
@@ -278,14 +311,19 @@ def _columns(facts: Facts, knobs: Knobs) -> Plan:
     the column extent allows), `threads_per_block` threads a block (a warp at least), each summing
     down the reduced extent `row_unroll` rows a trip. Adjacent threads take adjacent vectors: a
     warp's loads of one row are contiguous (a row schedule gave each column a block, its threads
-    reading addresses a row apart)."""
-    lanes = vector_lanes(facts.element_bytes)
-    if lanes > 1 and (facts.rows[-1] % lanes or "columns" in facts.vector_misses):
-        lanes = 1
+    reading addresses a row apart). With few column vectors the block's threads are `slices`
+    slices, each summing every slices-th row of the block's vectors (`_column_slices`)."""
+    lanes = _column_lanes(facts)
     n_vectors = facts.n_rows // lanes
-    threads = min(knobs.threads_per_block, max(_WARP, -(-n_vectors // _WARP) * _WARP))
+    slices = _column_slices(facts, knobs, n_vectors, lanes)
+    # Column vectors a block takes: fewer (to 8 a slice, a warp unsliced) while the blocks are fewer
+    # than the SMs (a small kernel's loads spread over more of them).
+    per_block, fewest = max(1, min(knobs.threads_per_block, 1024) // slices), (_slice_vectors(lanes) if slices > 1 else _WARP)
+    while per_block // 2 >= fewest and -(-n_vectors // per_block) < _SMS:
+        per_block //= 2
+    threads = per_block * slices
     return Plan("columns", threads, lanes, rows=facts.n_rows, row_length=facts.row_length,
-                unroll=max(1, min(knobs.row_unroll, facts.row_length)),
+                unroll=max(1, min(knobs.row_unroll, -(-facts.row_length // slices))), slices=slices,
                 read_only_cache=knobs.read_only_cache, l2_evict_last=knobs.l2_evict_last)
 
 

@@ -80,6 +80,7 @@ class Plan:
     rows_per_block: int = 1  # row_registers: rows a block takes, a warp each (`rows_per_block`)
     loop_dims: tuple = ()  # flat: the outer dims each thread loops over, outermost first (`invariant_dims`)
     loop_hoisted: int = 0  # flat with loop_dims: the weighted ops an element has that read none of them
+    slices: int = 1  # columns: slices of a block's threads splitting each column's rows (`columns`)
 
     @property
     def n_vectors(self) -> int:
@@ -102,7 +103,8 @@ class Plan:
                "threads": self.threads, "lanes": self.lanes, **({"windows": True} if self.window else {})}
         if self.schedule in ("row_loop", "columns"):
             online = {"online": "max and sum of exp in one pass"} if self.online else {}
-            return {**out, "unroll": self.unroll, **online}
+            sliced = {"slices": self.slices} if self.slices > 1 else {}
+            return {**out, "unroll": self.unroll, **online, **sliced}
         if self.schedule == "scan_rows":
             return {**out, "elements_per_thread": self.vectors_per_thread}
         if self.schedule == "scan_columns":
