@@ -15,8 +15,9 @@ Algorithm (a linalg.generic whose body is `addf(x, acc)` on floats, one result, 
   1. it is a column sum: its output's innermost index is a parallel loop dim `c`, every input that
      reads a reduced dim reads `c` as its own innermost dim, and its sum is not read back over a
      larger space (a column normalization: `x - x.mean(0)`, left as it was);
-  2. N, the reduced extents' product, is at least `min-rows`, and its kernel would have fewer than
-     `threads` threads (C / lanes column vectors, lanes 4 where C allows);
+  2. N, the reduced extents' product, is at least `min-rows` (fewer rows are one column kernel,
+     its blocks' slices splitting them), and its kernel would have fewer than `threads` column
+     vectors (C / lanes, lanes 4 where C allows);
   3. b is the largest divisor of the innermost reduced extent in [min-block, N * C / lanes *
      32 / threads] (the column schedule gives each output vector up to 32 threads, slices of a
      block each summing every 32nd row of it: enough threads with blocks as long as that allows,
