@@ -29,7 +29,7 @@ def check(name, fn, shapes, dtype, dynamic_shapes=None, targets=None, **knobs):
     max_abs, scale, _ = compare(got.double().cpu(), want.to(dtype).double().cpu())
     tol = (2e-5 if dtype == fp32 else 2 ** -7) * max(scale, 1.0)
     schedule = compiled.compilation.schedules[0]
-    kind = "+".join(k for k in ("cluster", "persistent", "next_row", "windows", "vectors_in_registers")
+    kind = "+".join(k for k in ("cluster", "persistent", "next_row", "windows", "vectors_in_registers", "slices")
                     if k in schedule)
     print(f"{name}: {'ok' if max_abs <= tol else 'WRONG'} {schedule['schedule']} {kind}", flush=True)
 
@@ -50,5 +50,7 @@ check("rmsnorm 517x32001 fp32 (persistent clusters of 8, next row)",
       row_persistent=True, persistent_prefetch=True, row_cluster=8)
 check("softmax dynamic rows bf16 (long-row rule)", softmax, [(77, 128256)], bf16, dynamic_shapes=({0: Dim("rows")},))
 check("column sum 4096x3072 fp32 (columns)", lambda x: x.sum(0), [(4096, 3072)], fp32)
+check("column sum 77x1001 fp32 (columns, 4 slices, a part block, masked rows)", lambda x: x.sum(0), [(77, 1001)], fp32)
+check("column max 250x1000 bf16 (columns, 8 slices)", lambda x: x.amax(0), [(250, 1000)], bf16)
 check("gelu bias 300x7001 fp32 (flat, odd)", lambda x, b: F.gelu(x + b), [(300, 7001), (7001,)], fp32)
 check("softmax 4096x1000 bf16 (rows of a warp)", softmax, [(4096, 1000)], bf16)
