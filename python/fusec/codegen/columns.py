@@ -9,14 +9,16 @@ them), so the threads of a warp read one row's columns contiguously. Each thread
 reduced extent in an scf.for, `unroll` rows a trip, their loads issued together (the last trip
 masks the rows past the end), into an accumulator of `lanes` elements in the reduction's type (f32
 for bf16 inputs: the upcast is the group's prologue); a long float sum is accumulated in two levels
-as row_loop's (`_BLOCK_TRIPS`). No thread combines with another: the reduced value is the thread's
-own, its initial value added, and the group's epilogue (a mean's divide, a cast to bf16) runs on it
-before the store. The reductions of a group run one after the other, each reading its rows again.
+as row_loop's (`_BLOCK_TRIPS`). With one slice (below) no thread combines with another: the
+reduced value is the thread's own, its initial value added, and the group's epilogue (a mean's
+divide, a cast to bf16) runs on it before the store. The reductions of a group run one after the
+other, each reading its rows again.
 
 With `slices` > 1 (few column vectors, long columns) the warps of a block split the reduced extent:
 the block is `slices` x (threads / slices) threads, thread t on column vector t % (threads /
 slices) and slice t / (threads / slices), which sums the reduced points slice, slice + slices, ...
-(a warp is still one slice's contiguous vectors; the slices of a block read adjacent rows at once).
+(a slice's threads read adjacent vectors of a row, 128 bytes or more; the slices of a block read
+adjacent rows at once, a warp spanning several slices when they are narrower than it).
 Each thread writes its accumulator to shared memory; after one barrier the threads of slice 0 fold
 the other slices' accumulators in, in slice order (deterministic), and run the epilogue. A thread
 past the last column vector reads the last one again (every thread reaches the barrier) and stores
