@@ -15,15 +15,16 @@ Algorithm (a linalg.generic whose body is `addf(x, acc)` on floats, one result, 
   1. it is a column sum: its output's innermost index is a parallel loop dim `c`, every input that
      reads a reduced dim reads `c` as its own innermost dim, and its sum is not read back over a
      larger space (a column normalization: `x - x.mean(0)`, left as it was);
-  2. N, the reduced extents' product, is at least `min-rows` (fewer rows are one column kernel,
-     its blocks' slices splitting them), and its kernel would have fewer than `threads` column
-     vectors (C / lanes, lanes 4 where C allows);
+  2. N, the reduced extents' product, is at least `min-rows` (with sliced column kernels 512: fewer
+     rows are one column kernel, its blocks' slices splitting them), and its kernel would have
+     fewer than `threads` column vectors (C / lanes, lanes 4 where C allows);
   3. b is the largest divisor of the innermost reduced extent in [min-block, N * C / lanes *
-     32 / threads] (the column schedule gives each output vector up to 32 threads, slices of a
-     block each summing every 32nd row of it: enough threads with blocks as long as that allows,
-     so few partials), else the smallest divisor of at least `min-block` up to 4 * min-block; with
-     none, or more than R, and other reduced dims outside it, the whole dim is the block (b = R:
-     only the outer reduced dims become the partials');
+     slices / threads] (`slices`: the threads the column schedule gives each output vector, 1 by
+     default, 32 when its `column_slices` heuristic is on, slices of a block each summing every
+     32nd row: enough threads with blocks as long as that allows, so few partials), else the
+     smallest divisor of at least `min-block` up to 4 * min-block; with none, or more than R, and
+     other reduced dims outside it, the whole dim is the block (b = R: only the outer reduced dims
+     become the partials');
   4. the sum is split as --fusec-blockwise-sums splits one (its helpers: a pointwise producer of
      the split operand is rebuilt over [R / b, b], so it still fuses with the partial sum), but the
      partials are laid out [outer reduced dims..., output dims...]: the columns stay innermost, and
@@ -33,12 +34,16 @@ Algorithm (a linalg.generic whose body is `addf(x, acc)` on floats, one result, 
 Before (32768x4096 -> 4096; 4096 / 4 = 1024 threads):
     %s = linalg.generic {indexing_maps = [(d0, d1) -> (d0, d1), (d0, d1) -> (d1)],
                          iterator_types = ["reduction", "parallel"]} ins(%x) outs(%init) {addf}
-After (b = 2048: 16 x 1024 vectors, 32 slices each, then 1024 threads summing 16 each):
-    %e = tensor.expand_shape %x [[0, 1], [2]] : tensor<32768x4096xf32> into tensor<16x2048x4096xf32>
+After (slices 1: b = 64: 512 x 1024 threads, then 16 x 1024, then 1024 summing 16 each):
+    %e = tensor.expand_shape %x [[0, 1], [2]] : tensor<32768x4096xf32> into tensor<512x64x4096xf32>
     %p = linalg.generic {indexing_maps = [(d0, d1, d2) -> (d0, d1, d2), (d0, d1, d2) -> (d0, d2)],
                          iterator_types = ["parallel", "reduction", "parallel"]} ins(%e) outs(%zero) {addf}
+    %e2 = tensor.expand_shape %p [[0, 1], [2]] : tensor<512x4096xf32> into tensor<16x32x4096xf32>
+    %p2 = linalg.generic ... ins(%e2) outs(%zero2 : tensor<16x4096xf32>) {addf}
     %s = linalg.generic {indexing_maps = [(d0, d1) -> (d0, d1), (d0, d1) -> (d1)],
-                         iterator_types = ["reduction", "parallel"]} ins(%p) outs(%init) {addf}
+                         iterator_types = ["reduction", "parallel"]} ins(%p2) outs(%init) {addf}
+With slices=32 min-rows=512: b = 2048 (16 x 1024 vectors, 32 slices each), then the 16 partials'
+sum, two kernels.
 
 Left alone: row sums (the innermost dim reduced) and sums of a whole tensor, which
 --fusec-blockwise-sums (run after this pass) splits when they have few outputs, as it does the column
@@ -61,15 +66,16 @@ FLAG = "fusec-split-column-sums"
 SUMMARY = "Split column sums (over outer dims) into partial column sums over blocks of rows, then their sum"
 OPTIONS = {"threads": (264 * 1024, "split a column sum whose kernel would have fewer threads than this"),
            "min-block": (32, "the fewest rows a thread of the partial sums sums"),
-           "min-rows": (512, "column sums of fewer rows than this are one kernel (a sliced column kernel)")}
-_SLICES = 32  # the most threads the column schedule gives an output vector (codegen/plan.py, _column_slices)
+           "min-rows": (128, "column sums of fewer rows than this are one kernel"),
+           "slices": (1, "the most threads the column schedule gives an output vector (its `column_slices`: "
+                         "32 with the heuristic)")}
 
 
-def run(module_op, pass_, threads: int, min_block: int, min_rows: int) -> None:
+def run(module_op, pass_, threads: int, min_block: int, min_rows: int, slices: int) -> None:
     ops = []
     module_op.walk(lambda op: (ops.append(op) if op.name == "linalg.generic" else None) or ir.WalkResult.ADVANCE)
     for op in ops:
-        _split(op, threads, min_block, min_rows)
+        _split(op, threads, min_block, min_rows, slices)
 
 
 def _position(expr):
@@ -104,7 +110,7 @@ def _block(n: int, target: int, min_block: int) -> int | None:
     return near[0] if near else None
 
 
-def _split(op, threads: int, min_block: int, min_rows: int) -> None:
+def _split(op, threads: int, min_block: int, min_rows: int, slices: int) -> None:
     if len(op.results) != 1 or _sum_combiner(op) is None:
         return
     maps, iters = indexing_maps(op), iterator_kinds(op)
@@ -120,7 +126,7 @@ def _split(op, threads: int, min_block: int, min_rows: int) -> None:
         return
     last = reduced[-1]
     n = ranges[last]
-    b = _block(n, max(min_block, rows * vectors * _SLICES // threads), min_block)
+    b = _block(n, max(min_block, rows * vectors * slices // threads), min_block)
     if b is None or b == n:
         if len(reduced) == 1 or n < min_block:
             return
@@ -135,7 +141,7 @@ def _split(op, threads: int, min_block: int, min_rows: int) -> None:
     reduced = [d for d, k in enumerate(iters) if k == "reduction"]
     second = _two_sums(op, operands, maps, iters, ranges, reduced[:-1])
     erase_stale(stale)
-    _split(second, threads, min_block, min_rows)
+    _split(second, threads, min_block, min_rows, slices)
 
 
 def _two_sums(op, operands, maps, iters, ranges, outer):

@@ -143,10 +143,12 @@ KNOBS: tuple[Knob, ...] = (
          "one warp put this many rows in a block, a warp each, each row's reductions combined by the warp's "
          "shuffles alone (`rows_per_block`; 0: 8 rows, or 4 or 2, whichever divides a static count of more "
          "than 64 rows, where a thread takes at most 2 vectors of its row; 1: a row a block)", LOWER, cli=True),
-    Knob("column_slices", 0, Range(0, 32, note=" (0: the heuristic)"), "a columns kernel (a sum over outer dims) "
-         "splits each column's rows over this many slices of a block's threads, combined in shared memory "
-         "(`columns`; 0: the heuristic: doubled from 1 while the kernel has fewer threads than the GPU holds twice "
-         "over and each slice keeps 16 rows or more; 1: a thread sums its whole column)", LOWER, cli=True),
+    Knob("column_slices", 1, Range(0, 32, note=" (0: the heuristic)"), "a columns kernel (a sum over outer dims) "
+         "splits each column's rows over this many slices of a block's threads, combined in shared memory, and "
+         "--fusec-split-column-sums counts 32 threads a column vector: longer blocks of rows, fewer partials "
+         "(`columns`; 0: the heuristic: doubled from 1 while the kernel has fewer threads than the GPU holds and each "
+         "slice keeps 16 rows or more; 1, the default until it is timed on a GPU: a thread sums its whole column)",
+         LOWER, cli=True),
     Knob("row_prefetch", True, Flag(), "load the epilogue's inputs before the row's reductions, when registers "
          "allow", LOWER, schedule=True, cli=True),
     Knob("row_unroll", 4, Range(1, 16), "vectors per thread each trip of a row loop handles (loads in flight per "

@@ -72,7 +72,10 @@ def _fuse(o: CompileOptions) -> list[str]:
     # A column sum (over outer dims: x.sum(0), a bias gradient) becomes partial column sums over blocks
     # of rows then their sum, so that the coalesced column kernel has enough threads; first, so that a
     # column sum into few outputs is split this way too (fusec-split-column-sums).
-    split = ["fusec-split-column-sums",
+    # With sliced column kernels (`column_slices` other than 1) a column vector may have 32 threads: longer
+    # blocks of rows, fewer partials, and sums of fewer than 512 rows left to one sliced kernel.
+    columns = "fusec-split-column-sums" + ("{slices=32 min-rows=512}" if o.column_slices != 1 else "")
+    split = [columns,
              f"fusec-blockwise-sums{{block=4096 few-outputs={o.split_sums} final-block=65536 "
              f"online-sums={int(o.online_softmax)}}}"] \
         if o.target == "cuda" and o.split_sums else []

@@ -1,8 +1,9 @@
 # Column sums on the GPU (`x.sum(0)`, `x.mean(0)`, a bias gradient `g.sum(dim=(0, 1))`): the columns
 # schedule (a thread per vector of adjacent outputs, summing down the rows, coalesced loads) after
-# --fusec-split-column-sums made partial column sums over blocks of rows, then their sum; with few
-# column vectors the warps of a block split each column's rows (slices, combined in shared memory,
-# rows past the end masked: 77 or 1000 rows, odd widths, a forced 32 slices). Each
+# --fusec-split-column-sums made partial column sums over blocks of rows, then their sum. The
+# "sliced" cases compile with `column_slices=0` (the heuristic; the default is 1): the warps of a
+# block split each column's rows (combined in shared memory, rows past the end masked: 77 or 1000
+# rows, odd widths, a max, a variance, a forced 32 slices), and the split makes fewer partials. Each
 # result is compared with float64 eager: fp32 outputs within 2e-6 of the largest |result| (the
 # order of the adds is fixed: no atomics), bf16 outputs within one bf16 rounding step of the float64
 # value (2**-8 relative, the rounding of the fp32 sum on the way). The same compile twice gives
@@ -59,12 +60,14 @@ cases = [
     ("amax(0) 4096x4096 fp32", column_max, (4096, 4096), torch.float32),
     ("var(0) 4096x1024 fp32", column_var, (4096, 1024), torch.float32),
     ("x - mean(0) 2048x1024 fp32", centered, (2048, 1024), torch.float32),
-    ("sum(0) 32768x3072 bf16", column_sum, (32768, 3072), torch.bfloat16),
-    ("sum(0) 77x4096 fp32", column_sum, (77, 4096), torch.float32),
-    ("sum(0) 1000x1001 bf16", column_sum, (1000, 1001), torch.bfloat16),
-    ("amax(0) 8192x4096 bf16", column_max, (8192, 4096), torch.bfloat16),
-    ("var(0) 300x768 fp32", column_var, (300, 768), torch.float32),
-    ("sum(0, 1) 32x197x768 bf16", bias_grad, (32, 197, 768), torch.bfloat16),
+    ("sliced sum(0) 32768x4096 fp32", column_sum, (32768, 4096), torch.float32, {"column_slices": 0}),
+    ("sliced sum(0) 32768x3072 bf16", column_sum, (32768, 3072), torch.bfloat16, {"column_slices": 0}),
+    ("sliced sum(0) 77x4096 fp32", column_sum, (77, 4096), torch.float32, {"column_slices": 0}),
+    ("sliced sum(0) 1000x1001 bf16", column_sum, (1000, 1001), torch.bfloat16, {"column_slices": 0}),
+    ("sliced amax(0) 256x1000 bf16", column_max, (256, 1000), torch.bfloat16, {"column_slices": 0}),
+    ("sliced var(0) 300x768 fp32", column_var, (300, 768), torch.float32, {"column_slices": 0}),
+    ("sliced sum(0, 1) 32x197x768 bf16", bias_grad, (32, 197, 768), torch.bfloat16, {"column_slices": 0}),
+    ("sliced sum(0, 1) 16x4096x1024 fp32", bias_grad, (16, 4096, 1024), torch.float32, {"column_slices": 0}),
     ("sum(0) 1000x1000 fp32, 32 slices", column_sum, (1000, 1000), torch.float32, {"column_slices": 32}),
 ]
 for name, fn, shape, dtype, *knobs in cases:
@@ -101,10 +104,12 @@ for name, fn, shape, dtype, *knobs in cases:
 # CHECK: amax(0) 4096x4096 fp32: ok
 # CHECK: var(0) 4096x1024 fp32: ok
 # CHECK: x - mean(0) 2048x1024 fp32: ok
-# CHECK: sum(0) 32768x3072 bf16: ok
-# CHECK: sum(0) 77x4096 fp32: ok
-# CHECK: sum(0) 1000x1001 bf16: ok
-# CHECK: amax(0) 8192x4096 bf16: ok
-# CHECK: var(0) 300x768 fp32: ok
-# CHECK: sum(0, 1) 32x197x768 bf16: ok
+# CHECK: sliced sum(0) 32768x4096 fp32: ok
+# CHECK: sliced sum(0) 32768x3072 bf16: ok
+# CHECK: sliced sum(0) 77x4096 fp32: ok
+# CHECK: sliced sum(0) 1000x1001 bf16: ok
+# CHECK: sliced amax(0) 256x1000 bf16: ok
+# CHECK: sliced var(0) 300x768 fp32: ok
+# CHECK: sliced sum(0, 1) 32x197x768 bf16: ok
+# CHECK: sliced sum(0, 1) 16x4096x1024 fp32: ok
 # CHECK: sum(0) 1000x1000 fp32, 32 slices: ok

@@ -19,7 +19,7 @@ def knobs(**changes):
                   vectors=0, invariant_loops=True,
                   read_only_cache="off", l2_evict_last=False, row_stash=False, one_barrier_rows=64,
                   one_round_variance=True, row_windows=True, rows_per_block=0, online_softmax=True,
-                  mma_tile_n=0, mma_stages=0, mma_persistent=0, column_slices=0)
+                  mma_tile_n=0, mma_stages=0, mma_persistent=0, column_slices=1)
     return Knobs(**{**values, **changes})
 
 
@@ -340,36 +340,42 @@ show("refused_dynamic", Facts(reductions=1, rows=(None, None), row_length=64, ro
 print(plan(Facts(out_shapes=((None, None),)), knobs()))
 
 # Column reductions (the rows' last dim is the inputs' innermost): a thread per vector of outputs,
-# no block-wide combination; lanes 1 for an odd width or a vector across an operand's dims. Blocks
-# shrink (to a warp) while they are fewer than the SMs: 4096 bf16 columns are 16 blocks of 32.
+# no block-wide combination; lanes 1 for an odd width or a vector across an operand's dims; 7
+# columns still get a warp.
 # CHECK-LABEL: TEST: columns_fp32
 # CHECK-NEXT:  schedule=columns rows=2097152 row_length=64 threads=256 lanes=4 unroll=4
 show("columns_fp32", Facts(reductions=1, element_bytes=(4,), rows=(512, 4096), row_length=64, row_last=64,
                            row_map_identity=False, columns=True))
 # CHECK-LABEL: TEST: columns_bf16
-# CHECK-NEXT:  schedule=columns rows=4096 row_length=16 threads=32 lanes=8 unroll=4
+# CHECK-NEXT:  schedule=columns rows=4096 row_length=16 threads=256 lanes=8 unroll=4
 show("columns_bf16", Facts(reductions=1, element_bytes=(2, 4), rows=(4096,), row_length=16, row_last=16,
                            row_map_identity=False, columns=True))
+# CHECK-LABEL: TEST: columns_odd
+# CHECK-NEXT:  schedule=columns rows=1001 row_length=75 threads=256 lanes=1 unroll=4
+show("columns_odd", Facts(reductions=1, element_bytes=(4,), rows=(1001,), row_length=75, row_last=75,
+                          row_map_identity=False, columns=True))
 # CHECK-LABEL: TEST: columns_across
-# CHECK-NEXT:  schedule=columns rows=4096 row_length=8 threads=32 lanes=1 unroll=4
+# CHECK-NEXT:  schedule=columns rows=4096 row_length=8 threads=256 lanes=1 unroll=4
 show("columns_across", Facts(reductions=1, element_bytes=(4,), rows=(4096,), row_length=8, row_last=8,
                              row_map_identity=False, columns=True, vector_misses=frozenset({"columns"})))
 # CHECK-LABEL: TEST: columns_narrow
 # CHECK-NEXT:  schedule=columns rows=7 row_length=5 threads=32 lanes=1 unroll=4
 show("columns_narrow", Facts(reductions=1, element_bytes=(4,), rows=(7,), row_length=5, row_last=5,
                              row_map_identity=False, columns=True))
-# Slices: with few column vectors the warps of a block split each column's rows, doubled while the
-# kernel has fewer threads than the GPU holds (132 x 2048) and each slice keeps 16 rows. GPT-2's bias
-# gradient's partials [16 x 3072] of 2048 rows: 6144 vectors x 32 slices; an odd width's 1001 columns
-# over 75 rows: 4 slices (18 rows each), 32 scalars a slice; `column_slices` forces a count.
+# Slices (`column_slices` 0, the heuristic): with few column vectors the warps of a block split each
+# column's rows, doubled while the kernel has fewer threads than the GPU holds (132 x 2048) and each
+# slice keeps 16 rows; a slice takes 128 contiguous bytes of a row at least, and blocks shrink to
+# that while they are fewer than the SMs. GPT-2's bias gradient's partials [16 x 3072] of 2048 rows:
+# 6144 vectors x 32 slices; an odd width's 1001 columns over 75 rows: 4 slices (18 rows each), 32
+# scalars a slice; `column_slices` 8 forces the count.
 # CHECK-LABEL: TEST: columns_sliced
 # CHECK-NEXT:  schedule=columns rows=49152 row_length=2048 threads=256 lanes=8 unroll=4 slices=32
 show("columns_sliced", Facts(reductions=1, element_bytes=(2, 4), rows=(16, 3072), row_length=2048, row_last=2048,
-                             row_map_identity=False, columns=True))
-# CHECK-LABEL: TEST: columns_odd
+                             row_map_identity=False, columns=True), column_slices=0)
+# CHECK-LABEL: TEST: columns_sliced_odd
 # CHECK-NEXT:  schedule=columns rows=1001 row_length=75 threads=128 lanes=1 unroll=4 slices=4
-show("columns_odd", Facts(reductions=1, element_bytes=(4,), rows=(1001,), row_length=75, row_last=75,
-                          row_map_identity=False, columns=True))
+show("columns_sliced_odd", Facts(reductions=1, element_bytes=(4,), rows=(1001,), row_length=75, row_last=75,
+                                 row_map_identity=False, columns=True), column_slices=0)
 # CHECK-LABEL: TEST: columns_forced_slices
 # CHECK-NEXT:  schedule=columns rows=4096 row_length=64 threads=64 lanes=4 unroll=4 slices=8
 show("columns_forced_slices", Facts(reductions=1, element_bytes=(4,), rows=(4096,), row_length=64, row_last=64,

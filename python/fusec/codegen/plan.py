@@ -316,12 +316,13 @@ def _columns(facts: Facts, knobs: Knobs) -> Plan:
     lanes = _column_lanes(facts)
     n_vectors = facts.n_rows // lanes
     slices = _column_slices(facts, knobs, n_vectors, lanes)
-    # Column vectors a block takes: fewer (to 8 a slice, a warp unsliced) while the blocks are fewer
-    # than the SMs (a small kernel's loads spread over more of them).
-    per_block, fewest = max(1, min(knobs.threads_per_block, 1024) // slices), (_slice_vectors(lanes) if slices > 1 else _WARP)
-    while per_block // 2 >= fewest and -(-n_vectors // per_block) < _SMS:
-        per_block //= 2
-    threads = per_block * slices
+    if slices > 1:  # vectors a block takes: fewer (to 8) while the blocks are fewer than the SMs
+        per_block = max(1, min(knobs.threads_per_block, 1024) // slices)
+        while per_block // 2 >= _slice_vectors(lanes) and -(-n_vectors // per_block) < _SMS:
+            per_block //= 2
+        threads = per_block * slices
+    else:
+        threads = min(knobs.threads_per_block, max(_WARP, -(-n_vectors // _WARP) * _WARP))
     return Plan("columns", threads, lanes, rows=facts.n_rows, row_length=facts.row_length,
                 unroll=max(1, min(knobs.row_unroll, -(-facts.row_length // slices))), slices=slices,
                 read_only_cache=knobs.read_only_cache, l2_evict_last=knobs.l2_evict_last)
