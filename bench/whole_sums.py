@@ -6,8 +6,10 @@ single block of 256 threads. With `split_sums` (the default, 1024) the sum is tw
 sums over rows of at most 4096 elements (fused with what they sum), then their sum. Column sums
 take the columns schedule (a thread per vector of adjacent columns, coalesced), split into partial
 column sums over blocks of rows (`--fusec-split-column-sums`; `--split-sums 0`: one column kernel
-of C / lanes threads). This times fusec with and without it (`--split-sums 0`), eager and torch.compile(dynamic=False, fresh per
-entry), under the rules of bench/README.md: CUDA events, the median of `--repeat` CUDA-graph
+of C / lanes threads). This times fusec with and without it (`--split-sums 0`), fusec with sliced
+column kernels (`column_slices=0`: the warps of a block share a column's rows, the split makes
+longer blocks; off by default until this table says it should be on), eager and
+torch.compile(dynamic=False, fresh per entry), under the rules of bench/README.md: CUDA events, the median of `--repeat` CUDA-graph
 replays, GB/s from minimal bytes (each input read once; the outputs are a few floats), % of a
 device copy timed in the same run. Working sets are >= 240 MB except where marked `*`.
 
@@ -83,6 +85,16 @@ ENTRIES = [
     ("bias_grad", bias_grad, [(128, 512, 1024)], torch.float32),
     ("bias_grad", bias_grad, [(256, 512, 1024)], torch.bfloat16),
     ("bias_grad", bias_grad, [(64, 512, 768)], torch.float32),
+    # Column sums off the shapes above: GPT-2's bias gradient (the reductions suite's), long and
+    # short columns, odd and vocabulary widths, few rows.
+    ("column_sums", column_sums, [(32768, 3072)], torch.bfloat16),
+    ("column_sums", column_sums, [(131072, 768)], torch.float32),
+    ("column_sums", column_sums, [(8192, 1001)], torch.bfloat16),
+    ("column_sums", column_sums, [(4096, 50257)], torch.float32),
+    ("column_sums", column_sums, [(1000, 4096)], torch.float32),
+    ("column_sums", column_sums, [(64, 4096)], torch.bfloat16),
+    ("bias_grad", bias_grad, [(16, 2048, 3072)], torch.bfloat16),
+    ("bias_grad", bias_grad, [(32, 197, 768)], torch.float32),
 ]
 
 
@@ -100,8 +112,8 @@ def run(repeat: int, pattern: str | None = None) -> list[str]:
     lines = [f"# Whole-tensor sums, {gpu}, {datetime.date.today()}",
              "", f"device copy: {copy:.0f} GB/s; median of {repeat} CUDA-graph replays; command: "
              f"`python bench/whole_sums.py --repeat {repeat}`", "",
-             "| entry | MB | fusec µs | % copy | fusec, unsplit µs | torch.compile µs | eager µs | fusec / torch.compile | err |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "| entry | MB | fusec µs | % copy | fusec, unsplit µs | fusec, sliced µs | % copy | torch.compile µs | eager µs | fusec / torch.compile | sliced / torch.compile | err |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     torch.manual_seed(0)
     for name, fn, shapes, dtype in ENTRIES:
         if pattern and not re.search(pattern, name):
@@ -116,22 +128,27 @@ def run(repeat: int, pattern: str | None = None) -> list[str]:
         err = _check(split(*inputs), ref, label)
         unsplit = fusec.compile(fn, inputs, split_sums=0)
         _check(unsplit(*inputs), ref, label + " (unsplit)")
+        sliced = fusec.compile(fn, inputs, column_slices=0)
+        _check(sliced(*inputs), ref, label + " (sliced)")
         torch._dynamo.reset()
         compiled = torch.compile(fn, dynamic=False)
         compiled(*inputs)
         us = {key: gpu_time_us(lambda f=f: f(*inputs), repeat, calls)[0]
-              for key, f in (("split", split), ("unsplit", unsplit), ("inductor", compiled), ("eager", fn))}
-        pct = 100 * nbytes / us["split"] / 1e3 / copy
-        lines.append(f"| {label} | {nbytes / 1e6:.0f} | {us['split']:.1f} | {pct:.1f}% | {us['unsplit']:.1f} | "
-                     f"{us['inductor']:.1f} | {us['eager']:.1f} | {us['inductor'] / us['split']:.2f}x | {err:.1e} |")
+              for key, f in (("split", split), ("unsplit", unsplit), ("sliced", sliced), ("inductor", compiled),
+                             ("eager", fn))}
+        pct = {key: 100 * nbytes / us[key] / 1e3 / copy for key in ("split", "sliced")}
+        lines.append(f"| {label} | {nbytes / 1e6:.0f} | {us['split']:.1f} | {pct['split']:.1f}% | {us['unsplit']:.1f} | "
+                     f"{us['sliced']:.1f} | {pct['sliced']:.1f}% | {us['inductor']:.1f} | {us['eager']:.1f} | "
+                     f"{us['inductor'] / us['split']:.2f}x | {us['inductor'] / us['sliced']:.2f}x | {err:.1e} |")
         print(lines[-1], flush=True)
-        del inputs, split, unsplit, compiled
+        del inputs, split, unsplit, sliced, compiled
         torch.cuda.empty_cache()
     large = [line for line in lines if line.startswith("| ") and " * " not in line.split("|")[1] and "entry" not in line]
-    ratios = [float(line.split("|")[8].strip()[:-1]) for line in large]
-    if ratios:
-        lines += ["", f"geomean fusec / torch.compile over the {len(ratios)} entries >= 240 MB: "
-                  f"{math.exp(sum(map(math.log, ratios)) / len(ratios)):.2f}x"]
+    for column, what in ((10, "fusec"), (11, "fusec, sliced,")):
+        ratios = [float(line.split("|")[column].strip()[:-1]) for line in large]
+        if ratios:
+            lines += ["", f"geomean {what} / torch.compile over the {len(ratios)} entries >= 240 MB: "
+                      f"{math.exp(sum(map(math.log, ratios)) / len(ratios)):.2f}x"]
     return lines
 
 
@@ -142,7 +159,7 @@ def main() -> int:
     p.add_argument("--filter", help="only the entries whose name matches this regex")
     args = p.parse_args()
     lines = run(args.repeat, args.filter)
-    print("\n".join(lines[-2:]))
+    print("\n".join(lines[-4:]))
     if args.markdown:
         with open(args.markdown, "w", encoding="utf-8") as f:
             f.write("\n".join(lines) + "\n")
