@@ -276,10 +276,11 @@ _SLICE_ROWS = 16
 
 
 def _columns_fill_the_gpu(facts: Facts, knobs: Knobs) -> bool:
+    # (The count takes 128-bit vectors even where an odd width makes the loads scalar.)
     lanes = _column_lanes(facts)
-    n_vectors = facts.n_rows // lanes
-    slices = _column_slices(facts, knobs, n_vectors, lanes)
-    return n_vectors * slices >= _COLUMN_THREADS or facts.row_length <= _SHORT_COLUMN
+    slices = _column_slices(facts, knobs, facts.n_rows // lanes, lanes)
+    threads = facts.n_rows // vector_lanes(facts.element_bytes) * slices
+    return threads >= _COLUMN_THREADS or facts.row_length <= _SHORT_COLUMN
 
 
 def _column_lanes(facts: Facts) -> int:
