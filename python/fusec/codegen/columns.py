@@ -34,9 +34,9 @@ from __future__ import annotations
 import math
 
 from fusec.mlir import ir
-from torch_mlir.dialects import arith, gpu, memref, scf, vector
+from torch_mlir.dialects import arith, gpu, scf
 
-from .indexing import apply_map, ceil_div, const, delinearize, element_bytes, index, lanes_of
+from .indexing import apply_map, ceil_div, const, delinearize, index, lanes_of
 from .combine import workgroup_buffer
 from .kernel import Kernel, attributes, identity
 from .launch import launch, vector_slot
@@ -65,7 +65,7 @@ def build(plan, group):
             row = _row_of(arith.MinUIOp(linear, index(n_vectors - 1)).result, lanes, rows)
             totals = {z: _sum_down(kernel, z, row, cols, lanes, unroll, slices, slice_) for z in group.reductions}
             kernel.cache = {}
-            shared = {z: _to_shared(body, totals[z], tx, threads, lanes) for z in group.reductions}
+            shared = {z: _to_shared(kernel, body, totals[z], tx, threads, lanes) for z in group.reductions}
             gpu.BarrierOp()
             first = arith.CmpIOp(arith.CmpIPredicate.eq, slice_, const(0)).result
             branch = scf.IfOp(arith.AndIOp(inside, first).result)
@@ -75,10 +75,8 @@ def build(plan, group):
             if slices == 1:
                 row = _row_of(linear, lanes, rows)
             for z in group.reductions:
-                if slices > 1:
-                    total = _fold_slices(z, totals[z], shared[z], tx, per_block, slices, lanes)
-                else:
-                    total = _sum_down(kernel, z, row, cols, lanes, unroll)
+                total = (_fold_slices(kernel, z, totals[z], shared[z], tx, per_block, slices, lanes) if slices > 1
+                         else _sum_down(kernel, z, row, cols, lanes, unroll))
                 kernel.cache = {}
                 out_map = z.maps[-1]
                 start = kernel.value(z.sources[-1], z.out, apply_map(out_map, row + [const(0)] * len(cols)),
@@ -100,29 +98,21 @@ def _row_of(vector_index, lanes: int, rows: list) -> list:
     return delinearize(arith.MulIOp(vector_index, const(lanes)).result if lanes > 1 else vector_index, rows)
 
 
-def _to_shared(body, total, tx, threads: int, lanes: int):
+def _to_shared(kernel, body, total, tx, threads: int, lanes: int):
     """A shared buffer of every thread's accumulator (thread t's `lanes` elements from t * lanes),
     this thread's written."""
     element = ir.VectorType(total.type).element_type if lanes > 1 else total.type
     buffer = workgroup_buffer(body, threads * lanes, element)
-    at = arith.MulIOp(tx, const(lanes)).result if lanes > 1 else tx
-    if lanes > 1:
-        vector.StoreOp(total, buffer, [at], alignment=min(16, lanes * element_bytes(element)))
-    else:
-        memref.StoreOp(total, buffer, [at])
+    kernel.store(total, buffer, [arith.MulIOp(tx, const(lanes)).result if lanes > 1 else tx])
     return buffer
 
 
-def _fold_slices(z, own, buffer, tx, per_block: int, slices: int, lanes: int):
+def _fold_slices(kernel, z, own, buffer, tx, per_block: int, slices: int, lanes: int):
     """Slice 0's accumulator `own` with slices 1.. of the same column vector folded in, in order."""
     acc = own
     for k in range(1, slices):
         at = arith.AddIOp(tx, const(k * per_block)).result
-        if lanes > 1:
-            at = arith.MulIOp(at, const(lanes)).result
-            other = vector.LoadOp(own.type, buffer, [at]).result
-        else:
-            other = memref.LoadOp(buffer, [at]).result
+        other = kernel.load(buffer, [arith.MulIOp(at, const(lanes)).result if lanes > 1 else at], lanes)
         acc = ir.Operation.create(z.combiner.name, results=[acc.type], operands=[acc, other],
                                   attributes=attributes(z.combiner)).result
     return acc
